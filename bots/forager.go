@@ -1,0 +1,184 @@
+package bots
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/arena-sim/arena/world"
+)
+
+// Forager is the reference forager: it steps out of hazards, walks to the
+// nearest visible resource and collects it, and explores unseen ground when it
+// sees nothing to collect.
+type Forager struct {
+	info    Info
+	rng     *rand.Rand
+	cell    float64
+	cols    int
+	rows    int
+	seen    []bool
+	avoid   map[string]int // resource name → tick until which it is skipped
+	goal    world.Vec3     // where the current move_to leads
+	goalFor string         // resource name, "explore" or "flee"
+	moving  bool
+	failure world.ActionResult // the last failure already acted on
+}
+
+func (f *Forager) seenFailure(r *world.ActionResult) bool {
+	if r.Tick == f.failure.Tick && r.Tool == f.failure.Tool && r.ErrorCode == f.failure.ErrorCode && r.ErrorMessage == f.failure.ErrorMessage {
+		return true
+	}
+	f.failure = *r
+	return false
+}
+
+// NewForager creates a forager for one agent.
+func NewForager(info Info) *Forager {
+	cell := math.Max(info.Rules.PerceptionRadius, 4)
+	cols := max(1, int(math.Ceil(info.Bounds.Width()/cell)))
+	rows := max(1, int(math.Ceil(info.Bounds.Depth()/cell)))
+	return &Forager{
+		info: info, rng: rand.New(rand.NewPCG(world.DeriveSeed(info.Seed, "bot:"+info.AgentID), 7)),
+		cell: cell, cols: cols, rows: rows, seen: make([]bool, cols*rows), avoid: map[string]int{},
+	}
+}
+
+func (f *Forager) move(to world.Vec3, why, reason string) world.Decision {
+	f.goal, f.goalFor, f.moving = to, why, true
+	return world.Decision{Tool: "move_to", Params: map[string]any{"target": []any{to[0], to[1], to[2]}}, Reasoning: reason}
+}
+
+// Decide implements Bot.
+func (f *Forager) Decide(_ context.Context, obs *world.Observation) world.Decision {
+	if !obs.Alive {
+		return world.Idle("dead")
+	}
+	f.markSeen(obs.Position)
+	switch obs.CurrentAction.Status {
+	case "crafting":
+		return world.Idle("crafting")
+	case "arrived", "failed", "idle", "completed", "":
+		f.moving = false
+	}
+	if r := obs.LastActionResult; r != nil && !r.Success && !f.seenFailure(r) {
+		// A resource we could not reach or collect is skipped for a while; an
+		// exploration goal that failed is marked as seen.
+		if f.goalFor != "explore" && f.goalFor != "flee" && f.goalFor != "" {
+			f.avoid[f.goalFor] = obs.Tick + 100
+		} else if f.goalFor == "explore" {
+			f.markCell(f.goal)
+		}
+		f.moving = false
+		f.goalFor = ""
+	}
+
+	// 1. Get out of hazards (and off their edges).
+	for _, h := range obs.NearbyHazards {
+		if h.Distance < h.Radius+0.75 {
+			if f.moving && f.goalFor == "flee" {
+				return world.Idle("leaving " + h.Name)
+			}
+			dx, dz := obs.Position[0]-h.Position[0], obs.Position[2]-h.Position[2]
+			d := math.Hypot(dx, dz)
+			if d < 1e-6 {
+				ang := f.rng.Float64() * 2 * math.Pi
+				dx, dz, d = math.Cos(ang), math.Sin(ang), 1
+			}
+			away := h.Radius + 3
+			to := f.clamp(world.Vec3{h.Position[0] + dx/d*away, 0, h.Position[2] + dz/d*away})
+			return f.move(to, "flee", fmt.Sprintf("too close to %s (%s), moving away", h.Name, h.HazardType))
+		}
+	}
+
+	// 2. Collect what is in reach, or walk to the nearest resource.
+	var target *world.EntityView
+	for i := range obs.NearbyResources {
+		r := &obs.NearbyResources[i]
+		if until, ok := f.avoid[r.Name]; ok && obs.Tick < until {
+			continue
+		}
+		target = r
+		break
+	}
+	if target != nil && obs.InventoryUsed < obs.InventoryCap {
+		if target.Distance < f.info.Rules.CollectRange-0.05 {
+			f.moving = false
+			return world.Decision{Tool: "collect", Params: map[string]any{"target_name": target.Name},
+				Reasoning: fmt.Sprintf("%s is %.1f away, within collection range", target.Name, target.Distance)}
+		}
+		if f.moving && f.goalFor == target.Name {
+			return world.Idle("walking to " + target.Name)
+		}
+		return f.move(target.Position, target.Name, fmt.Sprintf("nearest resource %s (%s) is %.1f away", target.Name, target.ResourceType, target.Distance))
+	}
+
+	// 3. Explore.
+	if f.moving && f.goalFor == "explore" {
+		return world.Idle("exploring")
+	}
+	to := f.exploreTarget(obs.Position)
+	return f.move(to, "explore", "no resource in sight, exploring unseen ground")
+}
+
+func (f *Forager) clamp(p world.Vec3) world.Vec3 {
+	b := f.info.Bounds
+	m := f.info.Rules.AgentRadius + 0.5
+	p[0] = math.Min(math.Max(p[0], b.MinX+m), b.MaxX-m)
+	p[2] = math.Min(math.Max(p[2], b.MinZ+m), b.MaxZ-m)
+	return p
+}
+
+func (f *Forager) cellIndex(x, z float64) int {
+	b := f.info.Bounds
+	cx := min(max(int((x-b.MinX)/f.cell), 0), f.cols-1)
+	cz := min(max(int((z-b.MinZ)/f.cell), 0), f.rows-1)
+	return cz*f.cols + cx
+}
+
+func (f *Forager) markCell(p world.Vec3) { f.seen[f.cellIndex(p[0], p[2])] = true }
+
+func (f *Forager) markSeen(p world.Vec3) {
+	f.seen[f.cellIndex(p[0], p[2])] = true
+}
+
+// exploreTarget picks, at random among the three nearest, the centre of a
+// ground cell the forager has not visited; when all are visited it starts over.
+func (f *Forager) exploreTarget(from world.Vec3) world.Vec3 {
+	b := f.info.Bounds
+	type cand struct {
+		p world.Vec3
+		d float64
+	}
+	var best [3]cand
+	n := 0
+	for pass := 0; pass < 2 && n == 0; pass++ {
+		for i, s := range f.seen {
+			if s {
+				continue
+			}
+			cx, cz := i%f.cols, i/f.cols
+			p := f.clamp(world.Vec3{b.MinX + (float64(cx)+0.5)*f.cell, 0, b.MinZ + (float64(cz)+0.5)*f.cell})
+			d := math.Hypot(p[0]-from[0], p[2]-from[2])
+			c := cand{p, d}
+			// insert into the sorted top three
+			for k := 0; k < 3; k++ {
+				if k >= n || d < best[k].d {
+					copy(best[k+1:], best[k:2])
+					best[k] = c
+					n = min(n+1, 3)
+					break
+				}
+			}
+		}
+		if n == 0 {
+			clear(f.seen)
+			f.markSeen(from)
+		}
+	}
+	if n == 0 {
+		return f.clamp(world.Vec3{b.MinX + f.rng.Float64()*b.Width(), 0, b.MinZ + f.rng.Float64()*b.Depth()})
+	}
+	return best[f.rng.IntN(n)].p
+}

@@ -1,0 +1,75 @@
+// Command arena is Arena's command line: run a scenario headless with built-in
+// agents, list scenarios, and print tool schemas.
+//
+//	arena run --scenario foraging [--agents N] [--seed S] [--ticks T] [--out DIR]
+//	arena scenarios
+//	arena tools [--scenario S] [--format text|json|openai]
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `Arena: a tick server where AI agents live in a shared world and act through tools.
+
+Usage:
+  arena run --scenario NAME|FILE [--agents N] [--seed S] [--ticks T] [--out DIR] [--quiet]
+      Run a scenario headless with built-in agents, as fast as possible; print a
+      results table and write DIR/results.json and DIR/journal.jsonl.
+  arena scenarios
+      List the built-in scenarios.
+  arena tools [--scenario NAME|FILE] [--format text|json|openai]
+      Print the tools agents can call, with their JSON Schema parameters.
+  arena bench [--agents N] [--size S] [--ticks T]
+      Measure world steps per second with built-in agents on a generated map.
+
+Run 'arena COMMAND -h' for a command's flags.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "arena:", err)
+		}
+		os.Exit(2)
+	}
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errors.New("no command given")
+	}
+	switch args[0] {
+	case "run":
+		return cmdRun(ctx, args[1:], stdout, stderr)
+	case "scenarios":
+		return cmdScenarios(args[1:], stdout)
+	case "tools":
+		return cmdTools(args[1:], stdout)
+	case "bench":
+		return cmdBench(ctx, args[1:], stdout)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("unknown command %q", args[0])
+}
+
+func newFlags(name string, out io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("arena "+name, flag.ContinueOnError)
+	fs.SetOutput(out)
+	return fs
+}

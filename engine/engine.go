@@ -1,0 +1,160 @@
+// Package engine owns the tick loop: the one goroutine that owns a world. At
+// each decision point it builds every agent's observation, asks its controller
+// for a decision, applies the decisions through the tool registry in a seeded
+// order, steps the world, and records the tick in the journal. It also gathers
+// an episode's results. Transports (the IPC server) plug in as Controllers.
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/arena-sim/arena/tools"
+	"github.com/arena-sim/arena/world"
+)
+
+// Controller decides for one agent. Built-in bots run in-process; remote agents
+// are controllers backed by a connection.
+type Controller interface {
+	Decide(ctx context.Context, obs *world.Observation) world.Decision
+}
+
+// Runner steps one episode. Set the fields, then call Run. Fields left zero take
+// defaults: DecisionPeriod 1, MaxTicks the objective's time limit (or 1000).
+type Runner struct {
+	World *world.World
+	Tools *tools.Registry
+	// Controllers by agent id. An agent without one idles.
+	Controllers    map[string]Controller
+	DecisionPeriod int
+	MaxTicks       int
+	// Journal, when set, records every tick.
+	Journal *Journal
+	// OnTick, when set, is called after every tick (progress bars, viewers).
+	OnTick func(tick int)
+
+	obs   map[string]*world.Observation
+	order []int
+	rng   *rand.Rand
+}
+
+// TickRecord is one tick as the journal keeps it.
+type TickRecord struct {
+	Tick      int             `json:"tick"`
+	Decisions []DecisionEntry `json:"decisions,omitempty"`
+	Events    []world.Event   `json:"events,omitempty"`
+	Hash      string          `json:"hash"`
+}
+
+// DecisionEntry is one applied decision and its outcome.
+type DecisionEntry struct {
+	Agent     string             `json:"agent"`
+	Tool      string             `json:"tool"`
+	Params    map[string]any     `json:"params,omitempty"`
+	Reasoning string             `json:"reasoning,omitempty"`
+	Result    world.ActionResult `json:"result"`
+}
+
+// Run plays the episode until the world is done, MaxTicks pass, or ctx is
+// cancelled (reason "stopped"), and returns the results.
+func (r *Runner) Run(ctx context.Context) (*Results, error) {
+	w := r.World
+	if r.Tools == nil {
+		reg, err := tools.ForWorld(w)
+		if err != nil {
+			return nil, fmt.Errorf("build tool registry: %w", err)
+		}
+		r.Tools = reg
+	}
+	period := max(r.DecisionPeriod, 1)
+	maxTicks := r.MaxTicks
+	if maxTicks <= 0 {
+		maxTicks = w.Objective().TimeLimit
+	}
+	if maxTicks <= 0 {
+		maxTicks = 1000
+	}
+	r.obs = make(map[string]*world.Observation, len(w.Agents()))
+	r.rng = w.Rand("decision_order")
+	reason := ""
+	for reason == "" {
+		if err := ctx.Err(); err != nil {
+			reason = "stopped"
+			break
+		}
+		rec, err := r.step(ctx, period)
+		if err != nil {
+			return nil, err
+		}
+		if r.Journal != nil {
+			if err := r.Journal.WriteTick(rec); err != nil {
+				return nil, fmt.Errorf("journal tick %d: %w", rec.Tick, err)
+			}
+		}
+		if r.OnTick != nil {
+			r.OnTick(w.Tick())
+		}
+		if done, why := w.Done(); done {
+			reason = why
+		} else if w.Tick() >= maxTicks {
+			reason = "time_limit"
+		}
+	}
+	res := Collect(w, reason)
+	if r.Journal != nil {
+		if err := r.Journal.WriteEnd(res); err != nil {
+			return nil, fmt.Errorf("journal end: %w", err)
+		}
+	}
+	return res, nil
+}
+
+// step runs one tick: decisions (at decision points), then the world step.
+func (r *Runner) step(ctx context.Context, period int) (TickRecord, error) {
+	w := r.World
+	tick := w.Tick()
+	rec := TickRecord{Tick: tick}
+	if tick%period == 0 {
+		agents := w.Agents()
+		decisions := make([]world.Decision, len(agents))
+		for i, a := range agents {
+			ctrl := r.Controllers[a.ID]
+			if ctrl == nil || !a.Alive {
+				decisions[i] = world.Decision{}
+				continue
+			}
+			obs := r.obs[a.ID]
+			if obs == nil {
+				obs = &world.Observation{}
+				r.obs[a.ID] = obs
+			}
+			w.ObserveInto(a, obs)
+			decisions[i] = ctrl.Decide(ctx, obs)
+		}
+		// Apply in a seeded random order, so that no agent always wins a race
+		// for the same resource, and replays apply them the same way.
+		r.order = r.order[:0]
+		for i := range agents {
+			r.order = append(r.order, i)
+		}
+		r.rng.Shuffle(len(r.order), func(i, j int) { r.order[i], r.order[j] = r.order[j], r.order[i] })
+		for _, i := range r.order {
+			d := decisions[i]
+			if d.Tool == "" {
+				continue
+			}
+			res := r.Tools.Decide(w, agents[i].ID, tick, d)
+			if r.Journal != nil {
+				rec.Decisions = append(rec.Decisions, DecisionEntry{Agent: agents[i].ID, Tool: d.Tool, Params: d.Params, Reasoning: d.Reasoning, Result: res})
+			}
+		}
+	}
+	w.Step()
+	events := w.TakeEvents()
+	if r.Journal != nil {
+		rec.Events = append([]world.Event(nil), events...)
+		rec.Hash = world.FormatHash(w.StateHash())
+	}
+	return rec, nil
+}

@@ -1,0 +1,92 @@
+package engine
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+)
+
+// JournalVersion is the format version written in every journal header.
+const JournalVersion = 1
+
+// JournalHeader is the first line of a journal: enough to rebuild the world
+// (the scenario file itself, the seed and the agent slots).
+type JournalHeader struct {
+	Type           string          `json:"type"` // "header"
+	Version        int             `json:"version"`
+	Scenario       string          `json:"scenario"`
+	ScenarioFile   json.RawMessage `json:"scenario_file,omitempty"`
+	Seed           uint64          `json:"seed"`
+	Agents         []string        `json:"agents"`
+	DecisionPeriod int             `json:"decision_period"`
+	InitialHash    string          `json:"initial_hash"`
+}
+
+// Journal is the decision journal: JSON lines, a header, one line per tick with
+// the decisions applied, their results, the events and the state hash, and a
+// final line with the results. Every tick is flushed to the file as it is
+// written, so a run that crashes leaves a journal readable up to its last
+// complete tick.
+type Journal struct {
+	f   *os.File
+	buf *bufio.Writer
+	enc *json.Encoder
+}
+
+// CreateJournal creates (or truncates) a journal file and writes its header.
+func CreateJournal(path string, h JournalHeader) (*Journal, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("create journal: %w", err)
+	}
+	buf := bufio.NewWriterSize(f, 64<<10)
+	j := &Journal{f: f, buf: buf, enc: json.NewEncoder(buf)}
+	h.Type, h.Version = "header", JournalVersion
+	if err := j.write(h); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return j, nil
+}
+
+func (j *Journal) write(v any) error {
+	if err := j.enc.Encode(v); err != nil {
+		return fmt.Errorf("write journal: %w", err)
+	}
+	if err := j.buf.Flush(); err != nil {
+		return fmt.Errorf("write journal: %w", err)
+	}
+	return nil
+}
+
+type tickLine struct {
+	Type string `json:"type"`
+	TickRecord
+}
+
+// WriteTick appends one tick.
+func (j *Journal) WriteTick(rec TickRecord) error {
+	return j.write(tickLine{Type: "tick", TickRecord: rec})
+}
+
+// WriteEnd appends the results line.
+func (j *Journal) WriteEnd(res *Results) error {
+	return j.write(struct {
+		Type    string   `json:"type"`
+		Results *Results `json:"results"`
+	}{"end", res})
+}
+
+// Close syncs and closes the journal file.
+func (j *Journal) Close() error {
+	if err := j.buf.Flush(); err != nil {
+		j.f.Close()
+		return fmt.Errorf("close journal: %w", err)
+	}
+	if err := j.f.Sync(); err != nil {
+		j.f.Close()
+		return fmt.Errorf("sync journal: %w", err)
+	}
+	return j.f.Close()
+}

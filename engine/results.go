@@ -1,0 +1,129 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/arena-sim/arena/world"
+)
+
+// Results is what an episode produced: per-agent and per-team scores and
+// metrics, pass/fail, and the final state hash. It holds nothing that depends
+// on wall-clock time, so the same seed and decisions give the same file.
+type Results struct {
+	Scenario       string          `json:"scenario"`
+	Seed           uint64          `json:"seed"`
+	Ticks          int             `json:"ticks"`
+	TickRate       float64         `json:"tick_rate"`
+	EndReason      string          `json:"end_reason"`
+	FinalStateHash string          `json:"final_state_hash"`
+	Objective      world.Objective `json:"objective"`
+	Passed         bool            `json:"passed"`
+	MeanScore      float64         `json:"mean_score"`
+	Agents         []AgentResult   `json:"agents"`
+	Teams          []TeamResult    `json:"teams,omitempty"`
+}
+
+// AgentResult is one agent's outcome.
+type AgentResult struct {
+	ID      string             `json:"id"`
+	Team    string             `json:"team,omitempty"`
+	Score   float64            `json:"score"`
+	Passed  bool               `json:"passed"`
+	Alive   bool               `json:"alive"`
+	Metrics map[string]float64 `json:"metrics"`
+}
+
+// TeamResult aggregates a team's agents: the mean score, and passed when every
+// member passed.
+type TeamResult struct {
+	Team   string   `json:"team"`
+	Score  float64  `json:"score"`
+	Passed bool     `json:"passed"`
+	Agents []string `json:"agents"`
+}
+
+// Collect scores every agent of a finished (or stopped) world.
+func Collect(w *world.World, reason string) *Results {
+	res := &Results{
+		Scenario: w.Name(), Seed: w.Seed(), Ticks: w.Tick(), TickRate: w.TickRate(), EndReason: reason,
+		FinalStateHash: world.FormatHash(w.StateHash()), Objective: w.Objective(), Passed: true,
+	}
+	limit := w.Objective().TimeLimit
+	teams := map[string]*TeamResult{}
+	var sum float64
+	for _, a := range w.Agents() {
+		score, passed := w.Score(a)
+		if limit > 0 && a.Stats.CompletedTick > limit {
+			passed = false
+		}
+		res.Agents = append(res.Agents, AgentResult{ID: a.ID, Team: a.Team, Score: score, Passed: passed, Alive: a.Alive, Metrics: w.Metrics(a)})
+		sum += score
+		res.Passed = res.Passed && passed
+		if a.Team != "" {
+			t := teams[a.Team]
+			if t == nil {
+				t = &TeamResult{Team: a.Team, Passed: true}
+				teams[a.Team] = t
+			}
+			t.Score += score
+			t.Passed = t.Passed && passed
+			t.Agents = append(t.Agents, a.ID)
+		}
+	}
+	if n := len(res.Agents); n > 0 {
+		res.MeanScore = math.Round(sum/float64(n)*100) / 100
+	} else {
+		res.Passed = false
+	}
+	for _, t := range teams {
+		t.Score = math.Round(t.Score/float64(len(t.Agents))*100) / 100
+		res.Teams = append(res.Teams, *t)
+	}
+	sort.Slice(res.Teams, func(i, j int) bool { return res.Teams[i].Team < res.Teams[j].Team })
+	return res
+}
+
+// WriteFileAtomic writes data to path so that readers see either the old file
+// or the whole new one: a temporary file in the same folder, synced, then renamed.
+func WriteFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // no-op after a successful rename
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("sync %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("rename %s: %w", path, err)
+	}
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// WriteJSON writes results as indented JSON, atomically.
+func (r *Results) WriteJSON(path string) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode results: %w", err)
+	}
+	return WriteFileAtomic(path, append(data, '\n'))
+}

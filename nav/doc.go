@@ -1,0 +1,39 @@
+// Package nav owns navigation over a 2D cell grid: tiles, line of sight,
+// connectivity, and a hierarchical path planner with any-angle smoothing.
+//
+// # Coordinates
+//
+// A cell (x, y) covers the square [x, x+1) × [y, y+1) in "cell units".
+// Continuous points ([Point]) are in cell units too, so the centre of cell
+// (3, 4) is (3.5, 4.5) and [PointCell] maps a point to its cell by flooring.
+// nav knows nothing about the world: callers convert their world coordinates
+// to cell units and back.
+//
+// # Tiles
+//
+// Every cell holds a [Tile]: [Free] (step cost 1), [Costly] (a hazard: walkable,
+// step cost [Options.HazardCost]) or [Blocked] (impassable). Cells outside the
+// grid read as Blocked.
+//
+// # Planning
+//
+// [Planner] is an HPA*-style hierarchical planner. The grid is cut into square
+// clusters; every maximal run of cells that are walkable on both sides of a
+// cluster border gets one or more transitions (entrances); the transitions of
+// a cluster are linked by intra-cluster edges whose costs (and cell paths) are
+// computed when the planner is built. A query inserts its start and goal into
+// their clusters, runs A* over this abstract graph and concatenates the cached
+// cell paths of the edges it used. Short queries (start and goal within 56
+// steps, the limit of one github.com/quasilyte/pathing search) first try a
+// direct quasilyte/pathing A* leg; open-field queries with a clear line of
+// sight skip the search entirely.
+//
+// The resulting 4-connected cell route is turned into an any-angle path by
+// greedy string pulling with [Grid.LineOfSight], followed by removal of
+// redundant and collinear waypoints. Smoothing never leads a path into
+// hazard cells that the cell route avoided.
+//
+// Connected components (4-connectivity over non-Blocked cells) are computed
+// up front, so unreachable targets are detected in constant time and reported
+// as a [*NoPathError] carrying the nearest reachable point.
+package nav

@@ -1,0 +1,300 @@
+package nav
+
+import (
+	"errors"
+	"math"
+)
+
+// abstractGraph is the HPA* graph: nodes are transition cells on cluster
+// borders; inter-cluster edges join the two cells of a transition (one
+// straight step); intra-cluster edges join every pair of nodes of a cluster
+// that are connected inside it, with the cost of the cluster-restricted
+// shortest path. The path itself is recoverable from the node's search tree.
+type abstractGraph struct {
+	cs, ncx, ncy int
+
+	nodeCell    []Cell
+	nodeCluster []int32
+
+	// clStart/clNodes list the nodes of each cluster (CSR).
+	clStart []int32
+	clNodes []int32
+
+	// edgeStart/edges list each node's outgoing edges (CSR).
+	edgeStart []int32
+	edges     []absEdge
+
+	// trees holds, for each node, the parent directions of a forward
+	// Dijkstra rooted at it and restricted to its cluster (cs*cs bytes per
+	// node, laid out with the cluster's own width).
+	trees []uint8
+}
+
+type absEdge struct {
+	to   int32
+	cost float64
+}
+
+// clusterRect returns the origin and size of cluster cl.
+func (p *Planner) clusterRect(cl int) (x0, y0, w, h int) {
+	cs := p.opt.ClusterSize
+	ncx := (p.grid.cols + cs - 1) / cs
+	cx, cy := cl%ncx, cl/ncx
+	x0, y0 = cx*cs, cy*cs
+	return x0, y0, min(cs, p.grid.cols-x0), min(cs, p.grid.rows-y0)
+}
+
+func (p *Planner) clusterOf(c Cell) int {
+	cs := p.opt.ClusterSize
+	return (c.Y/cs)*p.abs.ncx + c.X/cs
+}
+
+// transitionOffsets returns the offsets, within a run of n cells that are
+// walkable on both sides of a border, of the run's transitions. Short runs
+// get one transition in the middle; longer runs get one at each end and
+// more in between so that consecutive transitions are at most
+// transitionSpacing apart.
+func transitionOffsets(n int, dst []int) []int {
+	dst = dst[:0]
+	if n <= shortRun {
+		return append(dst, (n-1)/2)
+	}
+	gaps := (n - 1 + transitionSpacing - 1) / transitionSpacing
+	for i := 0; i <= gaps; i++ {
+		dst = append(dst, i*(n-1)/gaps)
+	}
+	return dst
+}
+
+const (
+	shortRun          = 3
+	transitionSpacing = 8
+)
+
+// buildAbstract places transitions, computes intra-cluster edges by
+// cluster-restricted Dijkstra from every node, and stores the search trees.
+func (p *Planner) buildAbstract() *abstractGraph {
+	g := p.grid
+	cs := p.opt.ClusterSize
+	a := &abstractGraph{cs: cs, ncx: (g.cols + cs - 1) / cs, ncy: (g.rows + cs - 1) / cs}
+	p.abs = a
+	nodeOf := make(map[int]int32)
+	var adj [][]absEdge
+	node := func(c Cell) int32 {
+		i := c.Y*g.cols + c.X
+		if id, ok := nodeOf[i]; ok {
+			return id
+		}
+		id := int32(len(a.nodeCell))
+		nodeOf[i] = id
+		a.nodeCell = append(a.nodeCell, c)
+		a.nodeCluster = append(a.nodeCluster, int32(p.clusterOf(c)))
+		adj = append(adj, nil)
+		return id
+	}
+	link := func(c1, c2 Cell) {
+		n1, n2 := node(c1), node(c2)
+		adj[n1] = append(adj[n1], absEdge{n2, p.tileCost[g.At(c2)]})
+		adj[n2] = append(adj[n2], absEdge{n1, p.tileCost[g.At(c1)]})
+	}
+	var offs []int
+	// scanBorder walks the border cells (first side, second side) given by
+	// cell(i) for i in [0, n) and links transitions of each run.
+	scanBorder := func(n int, cell func(i int) (Cell, Cell)) {
+		start := -1
+		for i := 0; i <= n; i++ {
+			open := false
+			if i < n {
+				c1, c2 := cell(i)
+				open = g.At(c1) != Blocked && g.At(c2) != Blocked
+			}
+			switch {
+			case open && start < 0:
+				start = i
+			case !open && start >= 0:
+				offs = transitionOffsets(i-start, offs)
+				for _, o := range offs {
+					link(cell(start + o))
+				}
+				start = -1
+			}
+		}
+	}
+	for cy := 0; cy < a.ncy; cy++ {
+		y0 := cy * cs
+		h := min(cs, g.rows-y0)
+		for cx := 0; cx+1 < a.ncx; cx++ {
+			x := (cx+1)*cs - 1
+			scanBorder(h, func(i int) (Cell, Cell) { return Cell{x, y0 + i}, Cell{x + 1, y0 + i} })
+		}
+	}
+	for cx := 0; cx < a.ncx; cx++ {
+		x0 := cx * cs
+		w := min(cs, g.cols-x0)
+		for cy := 0; cy+1 < a.ncy; cy++ {
+			y := (cy+1)*cs - 1
+			scanBorder(w, func(i int) (Cell, Cell) { return Cell{x0 + i, y}, Cell{x0 + i, y + 1} })
+		}
+	}
+
+	// Nodes per cluster.
+	ncl := a.ncx * a.ncy
+	a.clStart = make([]int32, ncl+1)
+	for _, cl := range a.nodeCluster {
+		a.clStart[cl+1]++
+	}
+	for i := 0; i < ncl; i++ {
+		a.clStart[i+1] += a.clStart[i]
+	}
+	a.clNodes = make([]int32, len(a.nodeCell))
+	fill := append([]int32(nil), a.clStart[:ncl]...)
+	for id, cl := range a.nodeCluster {
+		a.clNodes[fill[cl]] = int32(id)
+		fill[cl]++
+	}
+
+	// Intra-cluster edges and search trees.
+	cs2 := cs * cs
+	a.trees = make([]uint8, len(a.nodeCell)*cs2)
+	s := newClusterSearch(cs)
+	for cl := 0; cl < ncl; cl++ {
+		members := a.clNodes[a.clStart[cl]:a.clStart[cl+1]]
+		for _, id := range members {
+			p.runCluster(s, cl, a.nodeCell[id], false)
+			copy(a.trees[int(id)*cs2:], s.par[:s.w*s.h])
+			for _, other := range members {
+				if other == id {
+					continue
+				}
+				if d := s.distTo(a.nodeCell[other]); !math.IsInf(d, 1) {
+					adj[id] = append(adj[id], absEdge{other, d})
+				}
+			}
+		}
+	}
+
+	a.edgeStart = make([]int32, len(adj)+1)
+	for i, es := range adj {
+		a.edgeStart[i+1] = a.edgeStart[i] + int32(len(es))
+	}
+	a.edges = make([]absEdge, 0, a.edgeStart[len(adj)])
+	for _, es := range adj {
+		a.edges = append(a.edges, es...)
+	}
+	return a
+}
+
+// absSearch is the scratch state of the abstract A*.
+type absSearch struct {
+	g      []float64
+	par    []int32
+	seen   []uint32
+	closed []uint32
+	gen    uint32
+	heap   minHeap
+	path   []int32
+}
+
+func (s *absSearch) prepare(n int) {
+	if len(s.g) < n {
+		s.g = make([]float64, n)
+		s.par = make([]int32, n)
+		s.seen = make([]uint32, n)
+		s.closed = make([]uint32, n)
+		s.gen = 0
+	}
+	s.gen++
+	if s.gen == 0 { // wrapped: clear stamps
+		clear(s.seen)
+		clear(s.closed)
+		s.gen = 1
+	}
+	s.heap.reset()
+}
+
+var errNoAbstractRoute = errors.New("internal error: abstract graph has no route between connected cells")
+
+// hpaRoute appends the route sc→gc (sc included) to dst: start and goal are
+// inserted into their clusters by cluster-restricted Dijkstra, A* runs over
+// the abstract graph, and the cached edge paths are concatenated.
+func (p *Planner) hpaRoute(dst []Cell, sc, gc Cell) ([]Cell, error) {
+	a := p.abs
+	cls, clg := p.clusterOf(sc), p.clusterOf(gc)
+	ss, gs := p.startSearch, p.goalSearch
+	p.runCluster(ss, cls, sc, false)
+	p.runCluster(gs, clg, gc, true)
+
+	best := math.Inf(1)
+	bestLast := int32(-1) // -1: direct path inside the shared cluster
+	if cls == clg {
+		best = ss.distTo(gc)
+	}
+
+	s := &p.astar
+	s.prepare(len(a.nodeCell))
+	for _, m := range a.clNodes[a.clStart[cls]:a.clStart[cls+1]] {
+		d := ss.distTo(a.nodeCell[m])
+		if math.IsInf(d, 1) {
+			continue
+		}
+		s.g[m], s.par[m], s.seen[m] = d, -1, s.gen
+		s.heap.push(d+octile(a.nodeCell[m], gc), m)
+	}
+	for s.heap.len() > 0 {
+		it := s.heap.pop()
+		if it.key >= best {
+			break
+		}
+		u := it.val
+		if s.closed[u] == s.gen {
+			continue
+		}
+		s.closed[u] = s.gen
+		gu := s.g[u]
+		if int(a.nodeCluster[u]) == clg {
+			if d := gs.distTo(a.nodeCell[u]); gu+d < best {
+				best, bestLast = gu+d, u
+			}
+		}
+		for _, e := range a.edges[a.edgeStart[u]:a.edgeStart[u+1]] {
+			v := e.to
+			ng := gu + e.cost
+			if s.seen[v] != s.gen || ng < s.g[v] {
+				if s.closed[v] == s.gen {
+					continue // consistent heuristic: closed nodes are final
+				}
+				s.g[v], s.par[v], s.seen[v] = ng, u, s.gen
+				s.heap.push(ng+octile(a.nodeCell[v], gc), v)
+			}
+		}
+	}
+	if math.IsInf(best, 1) {
+		return dst, errNoAbstractRoute
+	}
+
+	dst = append(dst, sc)
+	if bestLast < 0 {
+		return p.appendTreePath(dst, ss.par, ss.x0, ss.y0, ss.w, false, sc, gc, &p.cellScratch), nil
+	}
+	path := s.path[:0]
+	for n := bestLast; n >= 0; n = s.par[n] {
+		path = append(path, n)
+	}
+	s.path = path
+	first := a.nodeCell[path[len(path)-1]]
+	dst = p.appendTreePath(dst, ss.par, ss.x0, ss.y0, ss.w, false, sc, first, &p.cellScratch)
+	cs2 := a.cs * a.cs
+	for i := len(path) - 1; i > 0; i-- {
+		u, v := path[i], path[i-1]
+		cu, cv := a.nodeCell[u], a.nodeCell[v]
+		if a.nodeCluster[u] != a.nodeCluster[v] {
+			dst = append(dst, cv) // inter-cluster step
+			continue
+		}
+		x0, y0, w, h := p.clusterRect(int(a.nodeCluster[u]))
+		tree := a.trees[int(u)*cs2 : int(u)*cs2+w*h]
+		dst = p.appendTreePath(dst, tree, x0, y0, w, false, cu, cv, &p.cellScratch)
+	}
+	last := a.nodeCell[bestLast]
+	return p.appendTreePath(dst, gs.par, gs.x0, gs.y0, gs.w, true, gc, last, &p.cellScratch), nil
+}

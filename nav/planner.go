@@ -1,0 +1,396 @@
+package nav
+
+import (
+	"fmt"
+	"math"
+)
+
+// Options configures a [Planner].
+type Options struct {
+	// ClusterSize is the side of the square clusters of the abstract graph,
+	// in cells. Default 16 when 0; values below 4 are raised to 4.
+	ClusterSize int
+	// HazardCost is the step cost of a Costly cell (a Free cell costs 1).
+	// Default 8 when 0.
+	HazardCost uint8
+}
+
+const (
+	defaultClusterSize = 16
+	defaultHazardCost  = 8
+	minClusterSize     = 4
+	// displaceRadius is how far (in cells, Chebyshev) FindPath looks for a
+	// walkable cell when the start lies in a Blocked cell.
+	displaceRadius = 2
+)
+
+func (o Options) withDefaults() Options {
+	if o.ClusterSize == 0 {
+		o.ClusterSize = defaultClusterSize
+	}
+	if o.ClusterSize < minClusterSize {
+		o.ClusterSize = minClusterSize
+	}
+	if o.HazardCost == 0 {
+		o.HazardCost = defaultHazardCost
+	}
+	return o
+}
+
+// Planner answers path queries over a snapshot of a [Grid]: NewPlanner copies
+// the grid, so later changes to the grid are not seen; build a new Planner
+// after changing it.
+//
+// A Planner is NOT safe for concurrent use: it owns the scratch memory of its
+// searches (including a quasilyte/pathing AStar). Use one Planner per
+// goroutine, or guard it with a mutex.
+type Planner struct {
+	grid     *Grid
+	opt      Options
+	tileCost [3]float64
+
+	legs *legSearcher
+
+	// comp holds the 4-connected component label of each cell, -1 if Blocked.
+	comp []int32
+
+	abs *abstractGraph
+
+	// Query scratch.
+	startSearch, goalSearch *clusterSearch
+	astar                   absSearch
+	cellScratch             []Cell
+	route                   []Cell
+	smooth                  smoother
+}
+
+// NewPlanner builds a planner for a snapshot of g: the pathing grid,
+// connected components, clusters, entrances and the abstract graph with the
+// costs and cell paths of its intra-cluster edges.
+func NewPlanner(g *Grid, opt Options) *Planner {
+	opt = opt.withDefaults()
+	p := &Planner{
+		grid: g.Clone(),
+		opt:  opt,
+	}
+	p.tileCost = [3]float64{1, float64(opt.HazardCost), math.Inf(1)}
+	p.legs = newLegSearcher(p.grid, opt.HazardCost)
+	p.labelComponents()
+	p.startSearch = newClusterSearch(opt.ClusterSize)
+	p.goalSearch = newClusterSearch(opt.ClusterSize)
+	p.abs = p.buildAbstract()
+	return p
+}
+
+// Grid returns the planner's snapshot of the grid. It must not be modified.
+func (p *Planner) Grid() *Grid { return p.grid }
+
+// Options returns the options in effect (defaults filled in).
+func (p *Planner) Options() Options { return p.opt }
+
+func (p *Planner) labelComponents() {
+	g := p.grid
+	p.comp = make([]int32, len(g.tiles))
+	for i := range p.comp {
+		p.comp[i] = -1
+	}
+	var queue []int32
+	label := int32(0)
+	for start, t := range g.tiles {
+		if t == Blocked || p.comp[start] >= 0 {
+			continue
+		}
+		p.comp[start] = label
+		queue = append(queue[:0], int32(start))
+		for len(queue) > 0 {
+			i := int(queue[len(queue)-1])
+			queue = queue[:len(queue)-1]
+			x, y := i%g.cols, i/g.cols
+			for d := 0; d < 4; d++ {
+				nx, ny := x+dir8[d].dx, y+dir8[d].dy
+				if g.at(nx, ny) == Blocked {
+					continue
+				}
+				j := ny*g.cols + nx
+				if p.comp[j] < 0 {
+					p.comp[j] = label
+					queue = append(queue, int32(j))
+				}
+			}
+		}
+		label++
+	}
+}
+
+func (p *Planner) compOf(c Cell) int32 {
+	if !p.grid.InBounds(c) {
+		return -1
+	}
+	return p.comp[c.Y*p.grid.cols+c.X]
+}
+
+// Reachable reports whether a route exists between cells a and b: both are
+// inside the grid, not Blocked, and in the same 4-connected component.
+func (p *Planner) Reachable(a, b Cell) bool {
+	ca := p.compOf(a)
+	return ca >= 0 && ca == p.compOf(b)
+}
+
+// NearestReachable returns the cell reachable from from whose centre is
+// closest (Euclidean) to target, searching outward from target. ok is false
+// if from is outside the grid or Blocked.
+func (p *Planner) NearestReachable(from Cell, target Point) (Cell, bool) {
+	label := p.compOf(from)
+	if label < 0 || !finitePoint(target) {
+		return Cell{}, false
+	}
+	return p.nearestInComponent(label, target)
+}
+
+// nearestInComponent scans rings of cells around target's cell (Chebyshev
+// radius r = 0, 1, ...) and returns the cell of component label whose centre
+// is nearest to target. A cell on ring r is at least r-0.5 away, which
+// bounds the scan.
+func (p *Planner) nearestInComponent(label int32, target Point) (Cell, bool) {
+	g := p.grid
+	tc := Cell{floorInt(target.X), floorInt(target.Y)}
+	// Rings closer than the grid rectangle are empty: start at its distance.
+	r0 := max(0, -tc.X, tc.X-(g.cols-1), -tc.Y, tc.Y-(g.rows-1))
+	rMax := max(tc.X, g.cols-1-tc.X, tc.Y, g.rows-1-tc.Y)
+	best, bestD := Cell{}, math.Inf(1)
+	found := false
+	check := func(x, y int) {
+		if p.comp[y*g.cols+x] != label {
+			return
+		}
+		c := Cell{x, y}
+		if d := target.Dist(c.Center()); d < bestD {
+			best, bestD, found = c, d, true
+		}
+	}
+	for r := r0; r <= rMax; r++ {
+		if float64(r)-0.5 > bestD {
+			break
+		}
+		if r == 0 {
+			check(tc.X, tc.Y)
+			continue
+		}
+		x0, x1 := clampRange(tc.X-r, tc.X+r, g.cols)
+		for _, y := range [2]int{tc.Y - r, tc.Y + r} {
+			if y >= 0 && y < g.rows {
+				for x := x0; x <= x1; x++ {
+					check(x, y)
+				}
+			}
+		}
+		y0, y1 := clampRange(tc.Y-r+1, tc.Y+r-1, g.rows)
+		for _, x := range [2]int{tc.X - r, tc.X + r} {
+			if x >= 0 && x < g.cols {
+				for y := y0; y <= y1; y++ {
+					check(x, y)
+				}
+			}
+		}
+	}
+	return best, found
+}
+
+// NoPathError reports that no path exists. Nearest is the reachable point
+// closest to To (a cell centre in the start's component), or From when the
+// start itself is unusable.
+type NoPathError struct {
+	From, To, Nearest Point
+	Reason            string
+}
+
+// Error returns one sentence describing the failure.
+func (e *NoPathError) Error() string {
+	return fmt.Sprintf("no path from %v to %v: %s; nearest reachable point is %v", e.From, e.To, e.Reason, e.Nearest)
+}
+
+// Reasons used in NoPathError.
+const (
+	reasonStartInvalid    = "start is not a finite point"
+	reasonStartOutside    = "start is outside the grid"
+	reasonStartBlocked    = "start is inside an obstacle with no walkable cell within 2 cells"
+	reasonTargetInvalid   = "target is not a finite point"
+	reasonTargetOutside   = "target is outside the grid"
+	reasonTargetBlocked   = "target is inside an obstacle"
+	reasonTargetElsewhere = "target is not connected to the start"
+)
+
+// resolveStart returns the cell a search from point from starts in: its own
+// cell, or — if that is Blocked — the walkable cell within 2 cells
+// (Chebyshev) whose centre is nearest to from, preferring on ties a cell in
+// goalComp. displaced reports the second case.
+func (p *Planner) resolveStart(from Point, goalComp int32) (c Cell, displaced bool, reason string) {
+	if !finitePoint(from) {
+		return Cell{}, false, reasonStartInvalid
+	}
+	sc := PointCell(from)
+	if !p.grid.InBounds(sc) {
+		return Cell{}, false, reasonStartOutside
+	}
+	if p.grid.At(sc) != Blocked {
+		return sc, false, ""
+	}
+	best, bestD, bestGoal := Cell{}, math.Inf(1), false
+	for dy := -displaceRadius; dy <= displaceRadius; dy++ {
+		for dx := -displaceRadius; dx <= displaceRadius; dx++ {
+			c := Cell{sc.X + dx, sc.Y + dy}
+			if p.grid.At(c) == Blocked {
+				continue
+			}
+			d := from.Dist(c.Center())
+			inGoal := goalComp >= 0 && p.compOf(c) == goalComp
+			if d < bestD || (d == bestD && inGoal && !bestGoal) {
+				best, bestD, bestGoal = c, d, inGoal
+			}
+		}
+	}
+	if math.IsInf(bestD, 1) {
+		return Cell{}, false, reasonStartBlocked
+	}
+	return best, true, ""
+}
+
+// targetProblem returns why target cell gc cannot be reached from start
+// cell sc, or "" if it can.
+func (p *Planner) targetProblem(to Point, sc Cell) string {
+	if !finitePoint(to) {
+		return reasonTargetInvalid
+	}
+	gc := PointCell(to)
+	switch {
+	case !p.grid.InBounds(gc):
+		return reasonTargetOutside
+	case p.grid.At(gc) == Blocked:
+		return reasonTargetBlocked
+	case !p.Reachable(sc, gc):
+		return reasonTargetElsewhere
+	}
+	return ""
+}
+
+func (p *Planner) noPath(from, to Point, sc Cell, reason string) *NoPathError {
+	e := &NoPathError{From: from, To: to, Nearest: from, Reason: reason}
+	if label := p.compOf(sc); label >= 0 && finitePoint(to) {
+		if c, ok := p.nearestInComponent(label, to); ok {
+			e.Nearest = c.Center()
+		}
+	}
+	return e
+}
+
+// FindPath returns a smoothed any-angle path from from to to as waypoints in
+// cell units: the first waypoint is from and the last is exactly to, and
+// every segment between consecutive waypoints has line of sight over
+// non-Blocked cells (the first one excepted when from lies in a Blocked
+// cell). Smoothing never cuts through Costly cells that the cell route
+// avoided.
+//
+// If from lies in a Blocked cell, the search starts from the nearest
+// walkable cell within 2 cells and the path visits that cell's centre right
+// after from. If to cannot be reached (outside the grid, Blocked, or in
+// another connected component), the error is a *NoPathError whose Nearest
+// is the reachable cell centre closest to to.
+//
+// The returned slice is freshly allocated and owned by the caller.
+func (p *Planner) FindPath(from, to Point) ([]Point, error) {
+	goalComp := int32(-1)
+	if finitePoint(to) {
+		goalComp = p.compOf(PointCell(to))
+	}
+	sc, displaced, reason := p.resolveStart(from, goalComp)
+	if reason != "" {
+		return nil, &NoPathError{From: from, To: to, Nearest: from, Reason: reason}
+	}
+	if reason := p.targetProblem(to, sc); reason != "" {
+		return nil, p.noPath(from, to, sc, reason)
+	}
+	gc := PointCell(to)
+	if !displaced {
+		// A clear straight line over Free cells cannot be beaten.
+		if p.grid.LineOfSight(from, to, Free) {
+			return []Point{from, to}, nil
+		}
+		if sc == gc && p.grid.LineOfSight(from, to, p.grid.At(sc)) {
+			return []Point{from, to}, nil
+		}
+	}
+	route, err := p.findRoute(sc, gc)
+	if err != nil {
+		return nil, fmt.Errorf("nav: find path from %v to %v: %w", from, to, err)
+	}
+	p.route = route
+	return p.smooth.smooth(p.grid, from, to, route, displaced), nil
+}
+
+// FindCells returns the unsmoothed 4-connected cell route from from to to,
+// both inclusive. It fails with a *NoPathError if either cell is outside the
+// grid or Blocked, or if they are not connected. The slice is freshly
+// allocated.
+func (p *Planner) FindCells(from, to Cell) ([]Cell, error) {
+	fp, tp := from.Center(), to.Center()
+	switch {
+	case !p.grid.InBounds(from):
+		return nil, &NoPathError{From: fp, To: tp, Nearest: fp, Reason: reasonStartOutside}
+	case p.grid.At(from) == Blocked:
+		return nil, &NoPathError{From: fp, To: tp, Nearest: fp, Reason: "start is inside an obstacle"}
+	}
+	if reason := p.targetProblem(tp, from); reason != "" {
+		return nil, p.noPath(fp, tp, from, reason)
+	}
+	route, err := p.findRoute(from, to)
+	if err != nil {
+		return nil, err
+	}
+	return append([]Cell(nil), route...), nil
+}
+
+// findRoute returns the 4-connected route sc→gc (both walkable and
+// connected) in p's scratch buffer, valid until the next query.
+func (p *Planner) findRoute(sc, gc Cell) ([]Cell, error) {
+	route := p.route[:0]
+	if sc == gc {
+		return append(route, sc), nil
+	}
+	// Short queries: one direct quasilyte/pathing leg, accepted only if it
+	// is complete (a complete A* result within the search window is
+	// optimal for 4-connected costs).
+	if manhattan(sc, gc) <= maxLegSteps {
+		route = append(route, sc)
+		if r, res, ok := p.legs.leg(route, sc, gc); ok && !res.partial && r[len(r)-1] == gc {
+			p.route = r
+			return r, nil
+		}
+		route = route[:0]
+	}
+	r, err := p.hpaRoute(route, sc, gc)
+	if err != nil {
+		return nil, err
+	}
+	p.route = r
+	return r, nil
+}
+
+func manhattan(a, b Cell) int {
+	dx, dy := a.X-b.X, a.Y-b.Y
+	if dx < 0 {
+		dx = -dx
+	}
+	if dy < 0 {
+		dy = -dy
+	}
+	return dx + dy
+}
+
+// PathLength returns the total Euclidean length of a polyline.
+func PathLength(path []Point) float64 {
+	total := 0.0
+	for i := 1; i < len(path); i++ {
+		total += path[i-1].Dist(path[i])
+	}
+	return total
+}

@@ -1,0 +1,157 @@
+package nav
+
+// smoother turns a 4-connected cell route into an any-angle path. It owns
+// scratch buffers and is not goroutine-safe.
+type smoother struct {
+	pts    []Point // candidate points, one per route cell
+	costly []int32 // costly[i] = number of Costly cells among route[0:i]
+	way    []int   // indices into pts of the chosen waypoints
+}
+
+// maxTile returns the worst tile of route cells i..j (inclusive); route
+// cells are never Blocked.
+func (s *smoother) maxTile(i, j int) Tile {
+	if i > j {
+		i, j = j, i
+	}
+	if s.costly[j+1]-s.costly[i] > 0 {
+		return Costly
+	}
+	return Free
+}
+
+func (s *smoother) visible(g *Grid, i, j int) bool {
+	return g.LineOfSight(s.pts[i], s.pts[j], s.maxTile(i, j))
+}
+
+// smooth returns the any-angle path for route (route[0] is from's cell, or
+// the displaced start cell when displaced; route[len-1] is to's cell).
+//
+// Greedy string pulling: from the current anchor, a galloping search (1, 2,
+// 4, … points ahead, then bisection) finds a far route point still in line
+// of sight, with maxTile limited to the worst tile of the route cells it
+// replaces. A second pass drops waypoints whose neighbours see each other,
+// and a last pass drops collinear waypoints.
+func (s *smoother) smooth(g *Grid, from, to Point, route []Cell, displaced bool) []Point {
+	n := len(route)
+	s.pts = s.pts[:0]
+	for _, c := range route {
+		s.pts = append(s.pts, c.Center())
+	}
+	if !displaced {
+		s.pts[0] = from
+	}
+	if n > 1 || !displaced {
+		s.pts[n-1] = to
+	} else {
+		s.pts = append(s.pts, to) // displaced into the goal cell: centre, then to
+		route = append(route[:1:1], route[0])
+		n = 2
+	}
+	s.costly = s.costly[:0]
+	s.costly = append(s.costly, 0)
+	for i, c := range route {
+		add := int32(0)
+		if g.At(c) == Costly {
+			add = 1
+		}
+		s.costly = append(s.costly, s.costly[i]+add)
+	}
+
+	out := make([]Point, 0, 8)
+	if displaced {
+		out = append(out, from)
+	}
+	if n == 1 {
+		// from and to share a walkable cell.
+		if g.LineOfSight(from, to, g.At(route[0])) {
+			return append(out, from, to)
+		}
+		return append(out, from, route[0].Center(), to)
+	}
+
+	// Pass 1: greedy string pulling.
+	s.way = append(s.way[:0], 0)
+	for a := 0; a < n-1; {
+		good, bad := a+1, -1
+		for step := 1; ; step *= 2 {
+			cand := a + step*2
+			if cand >= n-1 {
+				cand = n - 1
+			}
+			if cand <= good {
+				break
+			}
+			if s.visible(g, a, cand) {
+				good = cand
+				if cand == n-1 {
+					break
+				}
+			} else {
+				bad = cand
+				break
+			}
+		}
+		if bad >= 0 {
+			for bad-good > 1 {
+				mid := (good + bad) / 2
+				if s.visible(g, a, mid) {
+					good = mid
+				} else {
+					bad = mid
+				}
+			}
+		}
+		s.way = append(s.way, good)
+		a = good
+	}
+
+	// Pass 2: drop waypoints whose neighbours see each other.
+	for changed := true; changed; {
+		changed = false
+		w := s.way
+		k := 1
+		for i := 1; i < len(w)-1; i++ {
+			if s.visible(g, w[k-1], w[i+1]) {
+				changed = true
+				continue
+			}
+			w[k] = w[i]
+			k++
+		}
+		w[k] = w[len(w)-1]
+		s.way = w[:k+1]
+	}
+
+	// Pass 3: drop collinear waypoints (keeping only turning points).
+	for _, i := range s.way {
+		p := s.pts[i]
+		if m := len(out); m >= 2 && !(displaced && m == 2) {
+			a, b := out[m-2], out[m-1]
+			if collinearBetween(a, b, p) {
+				out[m-1] = p
+				continue
+			}
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// collinearBetween reports whether b lies on the segment a→c (up to
+// floating-point noise), so that it can be dropped.
+func collinearBetween(a, b, c Point) bool {
+	abx, aby := b.X-a.X, b.Y-a.Y
+	bcx, bcy := c.X-b.X, c.Y-b.Y
+	cross := abx*bcy - aby*bcx
+	dot := abx*bcx + aby*bcy
+	scale := (abs(abx) + abs(aby)) * (abs(bcx) + abs(bcy))
+	return dot >= 0 && abs(cross) <= 1e-9*scale
+}
+
+func abs(v float64) float64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}

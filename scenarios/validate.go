@@ -1,0 +1,338 @@
+package scenarios
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/arena-sim/arena/world"
+)
+
+// validate checks everything the world would refuse, and more, and names the
+// field that is wrong. It also fills in defaults.
+func (s *Scenario) validate() error {
+	v := &validator{file: s.File}
+	if s.Name == "" {
+		v.add("name", "is required")
+	}
+	if s.Bounds != nil {
+		if s.Size != [2]float64{} {
+			v.add("bounds", "give either size or bounds, not both")
+		}
+		if !(s.Bounds.Max[0] > s.Bounds.Min[0]) || !(s.Bounds.Max[1] > s.Bounds.Min[1]) {
+			v.add("bounds", "max must be greater than min on both axes")
+		}
+	} else if !(s.Size[0] > 0) || !(s.Size[1] > 0) {
+		v.add("size", fmt.Sprintf("must be two positive numbers [width, depth], got [%g, %g]", s.Size[0], s.Size[1]))
+	}
+	if s.CellSize == 0 {
+		s.CellSize = 0.5
+	}
+	if s.CellSize < 0.05 {
+		v.add("cell_size", fmt.Sprintf("must be at least 0.05, got %g", s.CellSize))
+	}
+	if s.TickRate == 0 {
+		s.TickRate = 10
+	}
+	if s.TickRate < 0 || s.TickRate > 1000 {
+		v.add("tick_rate", fmt.Sprintf("must be between 0 and 1000 ticks per second, got %g", s.TickRate))
+	}
+	if len(v.errs) > 0 {
+		return v.err()
+	}
+	b := s.bounds()
+	v.terrain(s.Terrain)
+	v.rules(s.Rules)
+
+	names := map[string]string{}
+	claim := func(field, name string) {
+		if name == "" {
+			v.add(field+".name", "is required")
+			return
+		}
+		if prev, ok := names[name]; ok {
+			v.add(field+".name", fmt.Sprintf("%q is already used by %s; names must be unique", name, prev))
+			return
+		}
+		names[name] = field
+	}
+	items := map[string]bool{}
+	for i, it := range s.Items {
+		f := fmt.Sprintf("items[%d]", i)
+		if it.Name == "" {
+			v.add(f+".name", "is required")
+		}
+		if items[it.Name] {
+			v.add(f+".name", fmt.Sprintf("item %q is defined twice", it.Name))
+		}
+		items[it.Name] = true
+	}
+	stationTypes := map[string]bool{}
+	for i, st := range s.Stations {
+		f := fmt.Sprintf("stations[%d]", i)
+		claim(f, st.Name)
+		if st.Type == "" {
+			v.add(f+".type", "is required (workbench, anvil, furnace, ...)")
+		}
+		stationTypes[st.Type] = true
+		v.position(f+".position", st.Position, b)
+	}
+	outputs := map[string]bool{}
+	for i, r := range s.Recipes {
+		f := fmt.Sprintf("recipes[%d]", i)
+		if r.Output == "" {
+			v.add(f+".output", "is required")
+		}
+		if outputs[r.Output] {
+			v.add(f+".output", fmt.Sprintf("a recipe for %q is already defined", r.Output))
+		}
+		outputs[r.Output] = true
+		if len(r.Inputs) == 0 {
+			v.add(f+".inputs", "must list at least one input")
+		}
+		for _, k := range sortedKeys(r.Inputs) {
+			if r.Inputs[k] <= 0 {
+				v.add(f+".inputs."+k, fmt.Sprintf("must be a positive count, got %d", r.Inputs[k]))
+			}
+		}
+		if r.OutputCount < 0 {
+			v.add(f+".output_count", "must not be negative")
+		}
+		if r.Ticks < 0 {
+			v.add(f+".ticks", "must not be negative")
+		}
+		if r.StationType == "" {
+			v.add(f+".station_type", "is required")
+		} else if !stationTypes[r.StationType] {
+			v.add(f+".station_type", fmt.Sprintf("no station of type %q is placed, so this recipe can never be crafted", r.StationType))
+		}
+	}
+	for i, o := range s.Obstacles {
+		f := fmt.Sprintf("obstacles[%d]", i)
+		claim(f, o.Name)
+		v.position(f+".position", o.Position, b)
+		switch o.Shape {
+		case "", "circle":
+			if !(o.Radius > 0) {
+				v.add(f+".radius", fmt.Sprintf("must be positive for a circle, got %g", o.Radius))
+			}
+		case "box":
+			if !(o.Size[0] > 0) || !(o.Size[1] > 0) {
+				v.add(f+".size", fmt.Sprintf("must be two positive numbers [x, z] for a box, got [%g, %g]", o.Size[0], o.Size[1]))
+			}
+		default:
+			v.add(f+".shape", fmt.Sprintf("must be \"circle\" or \"box\", got %q", o.Shape))
+		}
+	}
+	for i, r := range s.Resources {
+		f := fmt.Sprintf("resources[%d]", i)
+		claim(f, r.Name)
+		if r.Type == "" {
+			v.add(f+".type", "is required (berry, wood, stone, ...)")
+		}
+		if r.Amount < 0 || r.RespawnTicks < 0 {
+			v.add(f, "amount and respawn_ticks must not be negative")
+		}
+		if v.position(f+".position", r.Position, b) {
+			v.clearOf(f+".position", r.Position, s.Obstacles)
+		}
+	}
+	for i, h := range s.Hazards {
+		f := fmt.Sprintf("hazards[%d]", i)
+		claim(f, h.Name)
+		v.position(f+".position", h.Position, b)
+		if !(h.Radius > 0) {
+			v.add(f+".radius", fmt.Sprintf("must be positive, got %g", h.Radius))
+		}
+		if h.EntryDamage < 0 || h.DamagePerSecond < 0 {
+			v.add(f, "entry_damage and damage_per_second must not be negative")
+		}
+	}
+	for i, p := range s.Points {
+		f := fmt.Sprintf("capture_points[%d]", i)
+		claim(f, p.Name)
+		v.position(f+".position", p.Position, b)
+		if p.Radius < 0 {
+			v.add(f+".radius", "must not be negative")
+		}
+	}
+	a := &s.Agents
+	if a.Count == 0 {
+		a.Count = 1
+	}
+	if a.Max == 0 {
+		a.Max = max(a.Count, 64)
+	}
+	if a.Prefix == "" {
+		a.Prefix = "agent_"
+	}
+	if a.Count < 0 || a.Max < a.Count {
+		v.add("agents", fmt.Sprintf("count %d must be between 1 and max %d", a.Count, a.Max))
+	}
+	if a.Max > 100000 {
+		v.add("agents.max", "must be at most 100000")
+	}
+	if a.Speed < 0 {
+		v.add("agents.speed", "must not be negative")
+	}
+	for i, sp := range a.Spawns {
+		f := fmt.Sprintf("agents.spawns[%d]", i)
+		if v.position(f, sp, b) {
+			v.clearOf(f, sp, s.Obstacles)
+		}
+	}
+	if a.SpawnArea != nil {
+		sa := a.SpawnArea
+		if !(sa.Max[0] > sa.Min[0]) || !(sa.Max[1] > sa.Min[1]) || !b.Contains(sa.Min[0], sa.Min[1]) || !b.Contains(sa.Max[0], sa.Max[1]) {
+			v.add("agents.spawn_area", "must be a non-empty rectangle inside the world")
+		}
+	}
+	if s.Limits.MaxTicks == 0 {
+		s.Limits.MaxTicks = 1000
+	}
+	if s.Limits.MaxTicks < 0 || s.Objective.TimeLimit < 0 {
+		v.add("limits.max_ticks", "time limits must not be negative")
+	}
+	if s.Limits.DecisionPeriod == 0 {
+		s.Limits.DecisionPeriod = 1
+	}
+	if s.Limits.DecisionPeriod < 0 {
+		v.add("limits.decision_period", "must be at least 1")
+	}
+	known := map[string]bool{}
+	for _, m := range world.StandardMetrics() {
+		known[m] = true
+	}
+	for _, name := range s.Objective.MetricNames() {
+		m := s.Objective.SuccessMetrics[name]
+		f := "objective.success_metrics." + name
+		if !known[name] && !strings.HasPrefix(name, "collected.") && !strings.HasPrefix(name, "crafted.") && !strings.HasPrefix(name, "inventory.") {
+			v.add(f, fmt.Sprintf("unknown metric; known: %s, collected.<type>, crafted.<item>, inventory.<item>", strings.Join(world.StandardMetrics(), ", ")))
+		}
+		if m.Weight < 0 {
+			v.add(f+".weight", "must not be negative")
+		}
+		if !finite(m.Target) {
+			v.add(f+".target", "must be a number")
+		}
+	}
+	return v.err()
+}
+
+type validator struct {
+	file string
+	errs []string
+}
+
+func (v *validator) add(field, msg string) {
+	v.errs = append(v.errs, (&ValidationError{File: v.file, Field: field, Msg: msg}).Error())
+}
+
+func (v *validator) err() error {
+	if len(v.errs) == 0 {
+		return nil
+	}
+	if len(v.errs) == 1 {
+		return &ValidationError{File: v.file, Msg: strings.TrimPrefix(v.errs[0], "scenario "+v.file+": ")}
+	}
+	return fmt.Errorf("%s (and %d more: %s)", v.errs[0], len(v.errs)-1, strings.Join(v.errs[1:], "; "))
+}
+
+// position checks a [x, z] or [x, y, z] position inside the bounds.
+func (v *validator) position(field string, p []float64, b world.Bounds) bool {
+	if len(p) != 2 && len(p) != 3 {
+		v.add(field, fmt.Sprintf("must be [x, z] or [x, y, z], got %d numbers", len(p)))
+		return false
+	}
+	x, z := p[0], zOf(p)
+	if !finite(p...) {
+		v.add(field, "must be finite numbers")
+		return false
+	}
+	if !b.Contains(x, z) {
+		v.add(field, fmt.Sprintf("(%g, %g) is outside the world (x in [%g, %g], z in [%g, %g])", x, z, b.MinX, b.MaxX, b.MinZ, b.MaxZ))
+		return false
+	}
+	return true
+}
+
+// clearOf refuses a point placed inside an obstacle.
+func (v *validator) clearOf(field string, p []float64, obstacles []ObstacleSpec) {
+	x, z := p[0], zOf(p)
+	for _, o := range obstacles {
+		if len(o.Position) < 2 {
+			continue
+		}
+		ox, oz := o.Position[0], zOf(o.Position)
+		inside := false
+		if o.Shape == "box" {
+			inside = x > ox-o.Size[0]/2 && x < ox+o.Size[0]/2 && z > oz-o.Size[1]/2 && z < oz+o.Size[1]/2
+		} else {
+			inside = (x-ox)*(x-ox)+(z-oz)*(z-oz) < o.Radius*o.Radius
+		}
+		if inside {
+			v.add(field, fmt.Sprintf("(%g, %g) is inside obstacle %q", x, z, o.Name))
+			return
+		}
+	}
+}
+
+func (v *validator) terrain(t TerrainSpec) {
+	if len(t.Heights) == 0 {
+		return
+	}
+	cols := len(t.Heights[0])
+	for i, row := range t.Heights {
+		if len(row) != cols || cols == 0 {
+			v.add(fmt.Sprintf("terrain.heights[%d]", i), fmt.Sprintf("has %d values; every row must have the same non-zero length (%d)", len(row), cols))
+			return
+		}
+		if !finite(row...) {
+			v.add(fmt.Sprintf("terrain.heights[%d]", i), "must hold finite numbers")
+		}
+	}
+}
+
+func (v *validator) rules(r RulesSpec) {
+	neg := func(name string, x float64) {
+		if x < 0 || !finite(x) {
+			v.add("rules."+name, fmt.Sprintf("must not be negative, got %g", x))
+		}
+	}
+	neg("perception_radius", r.PerceptionRadius)
+	neg("collect_range", r.CollectRange)
+	neg("craft_range", r.CraftRange)
+	neg("comm_range", r.CommRange)
+	neg("query_radius", r.QueryRadius)
+	neg("max_query_radius", r.MaxQueryRadius)
+	neg("max_health", r.MaxHealth)
+	neg("agent_radius", r.AgentRadius)
+	neg("base_speed", r.BaseSpeed)
+	neg("max_speed_multiplier", r.MaxSpeedMultiplier)
+	neg("arrival_tolerance", r.ArrivalTolerance)
+	neg("stuck_seconds", r.StuckSeconds)
+	if r.MessageDropProb < 0 || r.MessageDropProb > 1 {
+		v.add("rules.message_drop_probability", fmt.Sprintf("must be between 0 and 1, got %g", r.MessageDropProb))
+	}
+	if r.MaxMessageLen < 0 || r.InventoryCapacity < 0 || r.ToolCallLimit < 0 {
+		v.add("rules", "max_message_length, inventory_capacity and tool_call_limit must not be negative")
+	}
+	if r.HazardCost < 0 || r.HazardCost > 255 {
+		v.add("rules.hazard_cost", fmt.Sprintf("must be between 1 and 255, got %d", r.HazardCost))
+	}
+	if r.ClusterSize < 0 || (r.ClusterSize > 0 && r.ClusterSize < 4) {
+		v.add("rules.cluster_size", fmt.Sprintf("must be at least 4, got %d", r.ClusterSize))
+	}
+	if r.AgentRadius > 5 {
+		v.add("rules.agent_radius", fmt.Sprintf("must be at most 5, got %g", r.AgentRadius))
+	}
+}
+
+func sortedKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

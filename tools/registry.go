@@ -1,0 +1,268 @@
+// Package tools owns the tool registry: every tool an agent can call, with its
+// name, description, JSON Schema parameters, whether it may be sent as a mid-turn
+// query, and its handler. It validates parameters against the schema, routes a
+// call by name to its handler, and exports the registry as OpenAI
+// function-calling tools. The seven universal tools live here; components add
+// their own through Provider.
+package tools
+
+import (
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+
+	"github.com/arena-sim/arena/world"
+)
+
+// Tool is one callable tool.
+type Tool struct {
+	Name        string
+	Description string
+	Parameters  *Schema
+	// Query tools may be called mid-turn without using up the decision.
+	Query bool
+	// Check runs after schema validation for rules a schema cannot say (one of
+	// two parameter forms, say). It returns a message for INVALID_PARAMS, or "".
+	Check   func(params map[string]any) string
+	Handler Handler
+}
+
+// Handler carries out a validated call.
+type Handler func(c *Call) world.ActionResult
+
+// Call is one tool invocation by one agent.
+type Call struct {
+	World  *world.World
+	Agent  *world.Agent
+	Params map[string]any // validated: numbers are float64
+	// Query is true for a mid-turn query, false for a decision. Query tools
+	// answer a query in the result's data and a decision in the next observation.
+	Query bool
+}
+
+// Float returns a number parameter, or def when it is absent.
+func (c *Call) Float(name string, def float64) float64 {
+	if v, ok := c.Params[name].(float64); ok {
+		return v
+	}
+	return def
+}
+
+// String returns a string parameter, or def when it is absent.
+func (c *Call) String(name, def string) string {
+	if v, ok := c.Params[name].(string); ok {
+		return v
+	}
+	return def
+}
+
+// Provider is implemented by world components that bring their own tools.
+type Provider interface {
+	Tools() []Tool
+}
+
+// Registry holds tools by name. The zero value is empty and ready to use.
+type Registry struct {
+	byName map[string]*Tool
+	names  []string
+}
+
+// Register adds tools; a duplicate or malformed tool is an error.
+func (r *Registry) Register(tools ...Tool) error {
+	if r.byName == nil {
+		r.byName = map[string]*Tool{}
+	}
+	for i := range tools {
+		t := tools[i]
+		switch {
+		case t.Name == "":
+			return fmt.Errorf("register tool: empty name")
+		case t.Handler == nil:
+			return fmt.Errorf("register tool %q: no handler", t.Name)
+		case r.byName[t.Name] != nil:
+			return fmt.Errorf("register tool %q: already registered", t.Name)
+		}
+		if t.Parameters == nil {
+			t.Parameters = Object(nil)
+		}
+		if t.Parameters.Type != "object" {
+			return fmt.Errorf("register tool %q: parameters must be an object schema", t.Name)
+		}
+		r.byName[t.Name] = &t
+		r.names = append(r.names, t.Name)
+	}
+	sort.Strings(r.names)
+	return nil
+}
+
+// Lookup returns a tool by name.
+func (r *Registry) Lookup(name string) (*Tool, bool) {
+	t, ok := r.byName[name]
+	return t, ok
+}
+
+// Tools returns every tool, sorted by name.
+func (r *Registry) Tools() []*Tool {
+	out := make([]*Tool, len(r.names))
+	for i, n := range r.names {
+		out[i] = r.byName[n]
+	}
+	return out
+}
+
+// ForWorld builds the registry of a world: the universal tools plus the tools of
+// every component that is a Provider.
+func ForWorld(w *world.World) (*Registry, error) {
+	r := &Registry{}
+	if err := r.Register(Universal()...); err != nil {
+		return nil, err
+	}
+	for _, c := range w.Components() {
+		if p, ok := c.(Provider); ok {
+			if err := r.Register(p.Tools()...); err != nil {
+				return nil, fmt.Errorf("component %q: %w", c.Name(), err)
+			}
+		}
+	}
+	return r, nil
+}
+
+// Execute runs one tool call for an agent and returns its result. It never
+// panics on bad input: an unknown tool is UNKNOWN_TOOL, a non-query tool sent as
+// a query is NOT_A_QUERY, bad parameters are INVALID_PARAMS, an unknown agent is
+// NOT_FOUND and a dead one DEAD.
+func (r *Registry) Execute(w *world.World, agentID, name string, params map[string]any, asQuery bool) (res world.ActionResult) {
+	t, ok := r.byName[name]
+	if !ok {
+		return world.Fail(name, world.CodeUnknownTool, "Unknown tool '%s'%s; available tools: %s", name, r.suggest(name), strings.Join(r.names, ", "))
+	}
+	if asQuery && !t.Query {
+		return world.Fail(name, world.CodeNotAQuery, "'%s' is an action and must be sent as a decision; query tools: %s", name, strings.Join(r.queryNames(), ", "))
+	}
+	a := w.Agent(agentID)
+	if a == nil {
+		return world.Fail(name, world.CodeNotFound, "No agent named '%s'", agentID)
+	}
+	if !a.Alive {
+		return world.Fail(name, world.CodeDead, "%s is dead and cannot act", agentID)
+	}
+	clean, err := t.Parameters.Validate(params)
+	if err != nil {
+		return world.Fail(name, world.CodeInvalidParams, "%s: %v", name, err)
+	}
+	if t.Check != nil {
+		if msg := t.Check(clean); msg != "" {
+			return world.Fail(name, world.CodeInvalidParams, "%s: %s", name, msg)
+		}
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			slog.Error("tool handler panicked", "tool", name, "agent", agentID, "panic", p)
+			res = world.Fail(name, world.CodeInvalidParams, "%s could not be carried out with these parameters (internal error: %v)", name, p)
+		}
+	}()
+	res = t.Handler(&Call{World: w, Agent: a, Params: clean, Query: asQuery})
+	res.Tool = name
+	return res
+}
+
+// Decide applies an agent's decision for the observation of obsTick and records
+// the outcome for its next observation. What that observation showed once
+// (messages, a query answer) is cleared first, so a query tool used as a
+// decision leaves its fresh answer for the next observation.
+func (r *Registry) Decide(w *world.World, agentID string, obsTick int, d world.Decision) world.ActionResult {
+	a := w.Agent(agentID)
+	if a != nil {
+		w.BeginDecision(a)
+	}
+	res := r.Execute(w, agentID, d.Tool, d.Params, false)
+	res.Tick = obsTick
+	if a != nil {
+		w.RecordResult(a, res)
+	}
+	return res
+}
+
+func (r *Registry) queryNames() []string {
+	var q []string
+	for _, n := range r.names {
+		if r.byName[n].Query {
+			q = append(q, n)
+		}
+	}
+	return q
+}
+
+func (r *Registry) suggest(name string) string {
+	best, bestD := "", 1<<30
+	for _, n := range r.names {
+		if d := distance(strings.ToLower(name), n); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	if best == "" || bestD > max(2, len(name)/3) {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean '%s'?)", best)
+}
+
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// Function is one tool in OpenAI function-calling form.
+type Function struct {
+	Type     string      `json:"type"`
+	Function FunctionDef `json:"function"`
+}
+
+// FunctionDef is the function part of Function.
+type FunctionDef struct {
+	Name        string  `json:"name"`
+	Description string  `json:"description"`
+	Parameters  *Schema `json:"parameters"`
+}
+
+// OpenAI exports the registry as OpenAI function-calling tools,
+// {"type":"function","function":{"name","description","parameters"}}.
+func (r *Registry) OpenAI() []Function {
+	out := make([]Function, 0, len(r.names))
+	for _, t := range r.Tools() {
+		out = append(out, Function{Type: "function", Function: FunctionDef{Name: t.Name, Description: t.Description, Parameters: t.Parameters}})
+	}
+	return out
+}
+
+// Spec is a tool as the wire protocol's welcome message lists it.
+type Spec struct {
+	Name        string  `json:"name"`
+	Description string  `json:"description"`
+	Parameters  *Schema `json:"parameters"`
+	Query       bool    `json:"query"`
+}
+
+// Specs lists every tool in protocol form.
+func (r *Registry) Specs() []Spec {
+	out := make([]Spec, 0, len(r.names))
+	for _, t := range r.Tools() {
+		out = append(out, Spec{Name: t.Name, Description: t.Description, Parameters: t.Parameters, Query: t.Query})
+	}
+	return out
+}

@@ -1,0 +1,251 @@
+package tools
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// Schema is the subset of JSON Schema that tool parameters use. It marshals to
+// standard JSON Schema, so it can be handed to OpenAI-style function calling as is.
+type Schema struct {
+	Type                 string             `json:"type,omitempty"`
+	Description          string             `json:"description,omitempty"`
+	Properties           map[string]*Schema `json:"properties,omitempty"`
+	Required             []string           `json:"required,omitempty"`
+	Items                *Schema            `json:"items,omitempty"`
+	Enum                 []string           `json:"enum,omitempty"`
+	Minimum              *float64           `json:"minimum,omitempty"`
+	Maximum              *float64           `json:"maximum,omitempty"`
+	ExclusiveMinimum     *float64           `json:"exclusiveMinimum,omitempty"`
+	MinItems             *int               `json:"minItems,omitempty"`
+	MaxItems             *int               `json:"maxItems,omitempty"`
+	MinLength            *int               `json:"minLength,omitempty"`
+	MaxLength            *int               `json:"maxLength,omitempty"`
+	Default              any                `json:"default,omitempty"`
+	AdditionalProperties *bool              `json:"additionalProperties,omitempty"`
+}
+
+// Ptr returns a pointer to v, for the optional numeric fields of Schema.
+func Ptr[T any](v T) *T { return &v }
+
+// Object builds an object schema that refuses unknown properties.
+func Object(props map[string]*Schema, required ...string) *Schema {
+	if props == nil {
+		props = map[string]*Schema{}
+	}
+	return &Schema{Type: "object", Properties: props, Required: required, AdditionalProperties: Ptr(false)}
+}
+
+// ParamError is a parameter that does not fit its schema.
+type ParamError struct {
+	Path   string
+	Reason string
+}
+
+func (e *ParamError) Error() string {
+	if e.Path == "" {
+		return e.Reason
+	}
+	return fmt.Sprintf("param '%s' %s", e.Path, e.Reason)
+}
+
+// Validate checks params against an object schema and returns them normalised:
+// every number becomes a float64 (integers are checked to be whole), so that
+// handlers read one type whatever the transport decoded (JSON float64, CBOR
+// int64/uint64/float32, ...). NaN and ±Inf are refused.
+func (s *Schema) Validate(params map[string]any) (map[string]any, error) {
+	if params == nil {
+		params = map[string]any{}
+	}
+	v, err := s.check("", params)
+	if err != nil {
+		return nil, err
+	}
+	return v.(map[string]any), nil
+}
+
+func typeName(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case string:
+		return "string"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	if _, ok := toFloat(v); ok {
+		return "number"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// toFloat converts any numeric Go value to float64.
+func toFloat(v any) (float64, bool) {
+	switch n := v.(type) {
+	case float64:
+		return n, true
+	case float32:
+		return float64(n), true
+	case int:
+		return float64(n), true
+	case int8:
+		return float64(n), true
+	case int16:
+		return float64(n), true
+	case int32:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	case uint:
+		return float64(n), true
+	case uint8:
+		return float64(n), true
+	case uint16:
+		return float64(n), true
+	case uint32:
+		return float64(n), true
+	case uint64:
+		return float64(n), true
+	}
+	return 0, false
+}
+
+func (s *Schema) check(path string, v any) (any, error) {
+	fail := func(format string, args ...any) (any, error) {
+		return nil, &ParamError{Path: path, Reason: fmt.Sprintf(format, args...)}
+	}
+	switch s.Type {
+	case "object":
+		m, ok := v.(map[string]any)
+		if !ok {
+			return fail("must be an object, got %s", typeName(v))
+		}
+		out := make(map[string]any, len(m))
+		for _, r := range s.Required {
+			if _, ok := m[r]; !ok {
+				return nil, &ParamError{Path: join(path, r), Reason: "is required"}
+			}
+		}
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			ps, ok := s.Properties[k]
+			if !ok {
+				if s.AdditionalProperties != nil && !*s.AdditionalProperties {
+					return nil, &ParamError{Path: join(path, k), Reason: "is not a parameter of this tool (known: " + strings.Join(sortedProps(s), ", ") + ")"}
+				}
+				out[k] = m[k]
+				continue
+			}
+			cv, err := ps.check(join(path, k), m[k])
+			if err != nil {
+				return nil, err
+			}
+			out[k] = cv
+		}
+		return out, nil
+	case "array":
+		a, ok := v.([]any)
+		if !ok {
+			return fail("must be an array, got %s", typeName(v))
+		}
+		if s.MinItems != nil && len(a) < *s.MinItems {
+			return fail("must have at least %d items, got %d", *s.MinItems, len(a))
+		}
+		if s.MaxItems != nil && len(a) > *s.MaxItems {
+			return fail("must have at most %d items, got %d", *s.MaxItems, len(a))
+		}
+		out := make([]any, len(a))
+		for i, e := range a {
+			if s.Items == nil {
+				out[i] = e
+				continue
+			}
+			cv, err := s.Items.check(fmt.Sprintf("%s[%d]", path, i), e)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = cv
+		}
+		return out, nil
+	case "number", "integer":
+		f, ok := toFloat(v)
+		if !ok {
+			return fail("must be a number, got %s", typeName(v))
+		}
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return fail("must be a finite number, got %v", f)
+		}
+		if s.Type == "integer" && f != math.Trunc(f) {
+			return fail("must be a whole number, got %v", f)
+		}
+		if s.Minimum != nil && f < *s.Minimum {
+			return fail("must be at least %v, got %v", *s.Minimum, f)
+		}
+		if s.ExclusiveMinimum != nil && f <= *s.ExclusiveMinimum {
+			return fail("must be greater than %v, got %v", *s.ExclusiveMinimum, f)
+		}
+		if s.Maximum != nil && f > *s.Maximum {
+			return fail("must be at most %v, got %v", *s.Maximum, f)
+		}
+		return f, nil
+	case "string":
+		str, ok := v.(string)
+		if !ok {
+			return fail("must be a string, got %s", typeName(v))
+		}
+		n := len([]rune(str))
+		if s.MinLength != nil && n < *s.MinLength {
+			return fail("must be at least %d characters, got %d", *s.MinLength, n)
+		}
+		if s.MaxLength != nil && n > *s.MaxLength {
+			return fail("must be at most %d characters, got %d", *s.MaxLength, n)
+		}
+		if len(s.Enum) > 0 {
+			for _, e := range s.Enum {
+				if e == str {
+					return str, nil
+				}
+			}
+			return fail("must be one of %s, got %q", strings.Join(s.Enum, ", "), str)
+		}
+		return str, nil
+	case "boolean":
+		b, ok := v.(bool)
+		if !ok {
+			return fail("must be true or false, got %s", typeName(v))
+		}
+		return b, nil
+	case "":
+		return v, nil
+	}
+	return fail("has an unsupported schema type %q", s.Type)
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func sortedProps(s *Schema) []string {
+	names := make([]string, 0, len(s.Properties))
+	for k := range s.Properties {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		return []string{"none"}
+	}
+	return names
+}

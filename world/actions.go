@@ -1,0 +1,375 @@
+package world
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// The action methods apply one tool call for an agent. They check the game
+// rules, change the world, and answer with an ActionResult. Parameter syntax
+// (types, NaN, missing fields) is the tools package's job; these methods still
+// refuse values that make no sense in this world.
+
+// precheck refuses actions from dead agents and, for body actions, busy ones.
+func (w *World) precheck(a *Agent, tool string, needsBody bool) (ActionResult, bool) {
+	if !a.Alive {
+		return Fail(tool, CodeDead, "%s is dead and cannot act", a.ID), false
+	}
+	if needsBody && a.action.kind == actCraft {
+		return Fail(tool, CodeBusy, "%s is busy crafting %s at '%s' (%d ticks left); wait or choose idle",
+			a.ID, a.action.craftRecipe.Output, a.action.craftAt.Name, a.action.craftLeft), false
+	}
+	return ActionResult{}, true
+}
+
+// MoveTo starts walking toward target along a planned path at speedMul times the
+// agent's base speed (capped at Rules.MaxSpeedMultiplier). It succeeds when the
+// movement starts; arrival and blocked moves show in later observations.
+func (w *World) MoveTo(a *Agent, target Vec3, speedMul float64) ActionResult {
+	const tool = "move_to"
+	if res, ok := w.precheck(a, tool, true); !ok {
+		return res
+	}
+	if !target.Finite() || !w.bounds.Contains(target[0], target[2]) {
+		return Fail(tool, CodeInvalidParams, "target [%g, %g, %g] is outside the world (x in [%g, %g], z in [%g, %g])",
+			target[0], target[1], target[2], w.bounds.MinX, w.bounds.MaxX, w.bounds.MinZ, w.bounds.MaxZ)
+	}
+	if !(speedMul > 0) || math.IsInf(speedMul, 0) {
+		return Fail(tool, CodeInvalidParams, "speed must be a positive number, got %g", speedMul)
+	}
+	capped := speedMul > w.rules.MaxSpeedMultiplier
+	speedMul = math.Min(speedMul, w.rules.MaxSpeedMultiplier)
+	target = w.ground(target[0], target[2])
+	if GroundDist(a.Pos, target) <= w.rules.ArrivalTolerance {
+		w.cancelAction(a)
+		a.status = ActionStatus{Tool: tool, Status: "arrived", Target: &target}
+		return OK(tool, map[string]any{"status": "arrived", "distance": round2(GroundDist(a.Pos, target))})
+	}
+	speed := w.rules.BaseSpeed * a.SpeedMul * speedMul / w.tickRate
+	if a.action.kind == actMove && GroundDist(a.action.target, target) < 1e-6 && a.action.speed == speed {
+		// Same target, same speed: keep walking the path already planned.
+		return OK(tool, map[string]any{"status": "moving", "unchanged": true, "target": roundVec(target)})
+	}
+	path, err := w.planPath(a.Pos, target)
+	if err != nil {
+		return w.noPathResult(tool, target, err)
+	}
+	length := GroundDist(a.Pos, path[0])
+	for i := 1; i < len(path); i++ {
+		length += GroundDist(path[i-1], path[i])
+	}
+	w.cancelAction(a)
+	a.action = actionState{kind: actMove, target: target, path: path, speed: speed,
+		checkPos: a.Pos, checkTick: w.tick, startedTick: w.tick}
+	a.status = ActionStatus{Tool: tool, Status: "moving", Target: &target, Speed: round2(speed * w.tickRate)}
+	data := map[string]any{
+		"status":      "moving",
+		"target":      roundVec(target),
+		"path_length": round2(length),
+		"waypoints":   len(path),
+		"eta_ticks":   int(math.Ceil(length / speed)),
+	}
+	if capped {
+		data["speed_capped_at"] = w.rules.MaxSpeedMultiplier
+	}
+	return OK(tool, data)
+}
+
+// Collect picks up a resource within collection range.
+func (w *World) Collect(a *Agent, name string) ActionResult {
+	const tool = "collect"
+	if res, ok := w.precheck(a, tool, true); !ok {
+		return res
+	}
+	ref, ok := w.names[name]
+	if !ok {
+		return Fail(tool, CodeNotFound, "No resource named '%s'%s", name, w.suggest(name, kindResource))
+	}
+	if ref.kind != kindResource {
+		return Fail(tool, CodeNotFound, "'%s' is a %s, not a resource", name, ref.kind)
+	}
+	r := w.resources[ref.index]
+	if r.Collected {
+		return Fail(tool, CodeNotFound, "Resource '%s' has already been collected", name)
+	}
+	if d := GroundDist(a.Pos, r.Pos); d > w.rules.CollectRange {
+		return Fail(tool, CodeOutOfRange, "Target '%s' is %.1f units away, collection range is %.1f", name, d, w.rules.CollectRange)
+	}
+	if used := a.InventoryCount(); used+r.Amount > a.Capacity {
+		return Fail(tool, CodeInventoryFull, "Inventory is full (%d/%d items); cannot collect '%s'", used, a.Capacity, name)
+	}
+	r.Collected = true
+	if r.RespawnTicks > 0 {
+		r.respawnAt = w.tick + r.RespawnTicks
+	}
+	w.resourceIdx.remove(ref.index, r.Pos)
+	a.Inventory[r.ResourceType] += r.Amount
+	a.Stats.ResourcesCollected += r.Amount
+	a.Stats.Collected[r.ResourceType] += r.Amount
+	w.Publish(Event{Type: "resource_collected", Agent: a.ID, Data: map[string]any{
+		"resource": r.Name, "resource_type": r.ResourceType, "amount": r.Amount}})
+	return OK(tool, map[string]any{"item": r.ResourceType, "amount": r.Amount, "inventory_count": a.Inventory[r.ResourceType]})
+}
+
+// Craft makes an item at a station within crafting range from inventory
+// materials. Materials are used when crafting starts; a recipe of more than one
+// tick keeps the agent BUSY and the station in use until it finishes.
+func (w *World) Craft(a *Agent, item, stationName string) ActionResult {
+	const tool = "craft"
+	if res, ok := w.precheck(a, tool, true); !ok {
+		return res
+	}
+	r := w.recipes[item]
+	if r == nil {
+		return Fail(tool, CodeNotFound, "Unknown recipe '%s'; known recipes: %s", item, listOrNone(w.recipeIDs))
+	}
+	ref, ok := w.names[stationName]
+	if !ok {
+		return Fail(tool, CodeNotFound, "No station named '%s'%s", stationName, w.suggest(stationName, kindStation))
+	}
+	if ref.kind != kindStation {
+		return Fail(tool, CodeNotFound, "'%s' is a %s, not a station", stationName, ref.kind)
+	}
+	st := w.stations[ref.index]
+	if st.StationType != r.StationType {
+		return Fail(tool, CodeNotAllowed, "%s is crafted at a %s, but '%s' is a %s", item, r.StationType, st.Name, st.StationType)
+	}
+	if d := GroundDist(a.Pos, st.Pos); d > w.rules.CraftRange {
+		return Fail(tool, CodeOutOfRange, "Station '%s' is %.1f units away, crafting range is %.1f", st.Name, d, w.rules.CraftRange)
+	}
+	if st.InUseBy != "" && st.InUseBy != a.ID {
+		return Fail(tool, CodeBusy, "Station '%s' is in use by %s; try again later or use another %s", st.Name, st.InUseBy, st.StationType)
+	}
+	inputs := make([]string, 0, len(r.Inputs))
+	for k := range r.Inputs {
+		inputs = append(inputs, k)
+	}
+	sort.Strings(inputs)
+	var missing []string
+	consumed := 0
+	for _, k := range inputs {
+		need, have := r.Inputs[k], a.Inventory[k]
+		consumed += need
+		if have < need {
+			missing = append(missing, fmt.Sprintf("%s: need %d, have %d", k, need, have))
+		}
+	}
+	if len(missing) > 0 {
+		return Fail(tool, CodeMissingMaterials, "Missing materials for %s: %s", item, strings.Join(missing, "; "))
+	}
+	if after := a.InventoryCount() - consumed + r.OutputCount; after > a.Capacity {
+		return Fail(tool, CodeInventoryFull, "Crafting %s would leave %d items, capacity is %d", item, after, a.Capacity)
+	}
+	for _, k := range inputs {
+		a.Inventory[k] -= r.Inputs[k]
+		if a.Inventory[k] == 0 {
+			delete(a.Inventory, k)
+		}
+	}
+	w.cancelAction(a)
+	if r.Ticks <= 1 {
+		w.finishCraft(a, r, st)
+		return OK(tool, map[string]any{"item": item, "count": r.OutputCount, "ticks": 0, "status": "completed"})
+	}
+	st.InUseBy = a.ID
+	a.action = actionState{kind: actCraft, craftRecipe: r, craftAt: st, craftLeft: r.Ticks, startedTick: w.tick}
+	a.status = ActionStatus{Tool: tool, Status: "crafting", Item: item, Ticks: r.Ticks}
+	w.Publish(Event{Type: "craft_started", Agent: a.ID, Data: map[string]any{"item": item, "station": st.Name, "ticks": r.Ticks}})
+	return OK(tool, map[string]any{"item": item, "count": r.OutputCount, "ticks": r.Ticks, "status": "crafting"})
+}
+
+// QueryWorld lists every entity within radius, nearest first, optionally of one
+// type (resource, hazard, agent, station, obstacle, capture_point). Unlike the
+// observation it is a scan: it is not limited by line of sight.
+func (w *World) QueryWorld(a *Agent, radius float64, filter string) (*QueryResult, ActionResult) {
+	const tool = "query_world"
+	if res, ok := w.precheck(a, tool, false); !ok {
+		return nil, res
+	}
+	if !(radius > 0) || math.IsInf(radius, 0) {
+		return nil, Fail(tool, CodeInvalidParams, "radius must be a positive number, got %g", radius)
+	}
+	if radius > w.rules.MaxQueryRadius {
+		return nil, Fail(tool, CodeInvalidParams, "radius %g is larger than the maximum query radius %g", radius, w.rules.MaxQueryRadius)
+	}
+	var kind entityKind
+	if filter != "" {
+		for k := kindAgent; k <= kindPoint; k++ {
+			if k.String() == filter {
+				kind = k
+			}
+		}
+		if kind == 0 {
+			return nil, Fail(tool, CodeInvalidParams, "filter_type '%s' is not one of resource, hazard, agent, station, obstacle, capture_point", filter)
+		}
+	}
+	q := &QueryResult{Tick: w.tick, Radius: radius, Filter: filter}
+	var v viewer
+	v.w, v.self, v.radius, v.sight = w, a, radius, false
+	if kind == 0 || kind == kindResource {
+		q.Entities = v.resources(q.Entities)
+	}
+	if kind == 0 || kind == kindStation {
+		q.Entities = v.stations(q.Entities)
+	}
+	if kind == 0 || kind == kindHazard {
+		q.Entities = v.hazards(q.Entities)
+	}
+	if kind == 0 || kind == kindAgent {
+		q.Entities = v.agents(q.Entities)
+	}
+	if kind == 0 || kind == kindObstacle {
+		q.Entities = v.obstacles(q.Entities)
+	}
+	if kind == 0 || kind == kindPoint {
+		q.Entities = v.capturePoints(q.Entities)
+	}
+	sortViews(q.Entities)
+	if q.Entities == nil {
+		q.Entities = []EntityView{}
+	}
+	return q, OK(tool, map[string]any{"count": len(q.Entities), "radius": radius})
+}
+
+// QueryInventory lists what the agent carries with item types and capacity.
+func (w *World) QueryInventory(a *Agent) (*InventoryDetails, ActionResult) {
+	const tool = "query_inventory"
+	if res, ok := w.precheck(a, tool, false); !ok {
+		return nil, res
+	}
+	d := &InventoryDetails{Capacity: a.Capacity, Used: a.InventoryCount(), Items: []InventoryItem{}}
+	for _, k := range sortedKeys(a.Inventory) {
+		d.Items = append(d.Items, InventoryItem{Name: k, Count: a.Inventory[k], Type: w.ItemType(k)})
+	}
+	return d, OK(tool, map[string]any{"used": d.Used, "capacity": d.Capacity})
+}
+
+// SendMessage queues a message for delivery on the next tick to "all" agents in
+// communication range, to the sender's "team", or to one agent by id.
+func (w *World) SendMessage(a *Agent, target, content string) ActionResult {
+	const tool = "send_message"
+	if res, ok := w.precheck(a, tool, false); !ok {
+		return res
+	}
+	content = strings.TrimSpace(content)
+	if content == "" {
+		return Fail(tool, CodeInvalidParams, "message must not be empty")
+	}
+	if n := len([]rune(content)); n > w.rules.MaxMessageLen {
+		return Fail(tool, CodeInvalidParams, "message is %d characters long; the limit is %d", n, w.rules.MaxMessageLen)
+	}
+	if target == "" {
+		target = "all"
+	}
+	switch target {
+	case "all":
+	case "team":
+		if a.Team == "" {
+			return Fail(tool, CodeNotAllowed, "%s has no team; send to \"all\" or an agent id", a.ID)
+		}
+	default:
+		to := w.agentByID[target]
+		if to == nil {
+			return Fail(tool, CodeNotFound, "No agent named '%s'%s", target, w.suggest(target, kindAgent))
+		}
+		if to == a {
+			return Fail(tool, CodeInvalidParams, "an agent cannot send a message to itself")
+		}
+		if !to.Alive {
+			return Fail(tool, CodeNotAllowed, "%s is dead and cannot receive messages", target)
+		}
+		if GroundDist(a.Pos, to.Pos) > w.rules.CommRange {
+			return Fail(tool, CodeOutOfRange, "%s is beyond communication range (%.1f units)", target, w.rules.CommRange)
+		}
+	}
+	w.outbox = append(w.outbox, pendingMessage{from: a.ID, to: target, content: content, tick: w.tick})
+	a.Stats.MessagesSent++
+	return OK(tool, map[string]any{"target_agent": target, "delivery_tick": w.tick + 1})
+}
+
+// IdleAction takes no new action this tick. Whatever the agent was doing goes
+// on: a move in progress continues and crafting continues; an agent that was
+// doing nothing stays where it is. (To stop walking, move_to your own position.)
+func (w *World) IdleAction(a *Agent) ActionResult {
+	const tool = "idle"
+	if res, ok := w.precheck(a, tool, false); !ok {
+		return res
+	}
+	return OK(tool, nil)
+}
+
+// BeginDecision clears what the agent's previous observation showed once
+// (messages, query answers) before its next decision is applied.
+func (w *World) BeginDecision(a *Agent) {
+	a.inbox = a.inbox[:0]
+	a.queryResult = nil
+	a.inventoryDetails = nil
+}
+
+// RecordResult stores the outcome of an agent's decision for its next observation.
+func (w *World) RecordResult(a *Agent, res ActionResult) {
+	a.lastResult = &res
+}
+
+// SetQueryResult puts a query_world answer in the agent's next observation.
+func (w *World) SetQueryResult(a *Agent, q *QueryResult) { a.queryResult = q }
+
+// SetInventoryDetails puts a query_inventory answer in the agent's next observation.
+func (w *World) SetInventoryDetails(a *Agent, d *InventoryDetails) { a.inventoryDetails = d }
+
+// suggest returns ", did you mean 'X'?" for the closest name of a kind, or "".
+func (w *World) suggest(name string, kind entityKind) string {
+	best, bestD := "", 1<<30
+	lname := strings.ToLower(name)
+	for n, ref := range w.names {
+		if ref.kind != kind {
+			continue
+		}
+		d := editDistance(lname, strings.ToLower(n))
+		if d < bestD || (d == bestD && n < best) {
+			best, bestD = n, d
+		}
+	}
+	if best == "" || bestD > max(2, len(name)/3) {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean '%s'?", best)
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+func listOrNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

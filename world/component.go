@@ -1,0 +1,84 @@
+package world
+
+// Section is a component's part of an agent's observation, found under
+// components.<name>. It always carries "text", a rendering for language models;
+// every other key is a structured field beside it.
+type Section map[string]any
+
+// Component is a subsystem switched on per scenario (a social feed, a market, an
+// economy, a role game, a debate). The world calls it from the tick loop's
+// goroutine only. Components must not assume anything spatial.
+//
+// A component that offers tools also implements tools.Provider; one that feeds
+// objectives implements MetricSource.
+type Component interface {
+	// Name is the key of the component's observation section and the prefix of
+	// its random stream.
+	Name() string
+	// Attach is called once, after the world is built and before the first tick.
+	Attach(w *World) error
+	// Tick runs once per tick, after movement, hazards and crafting.
+	Tick(w *World)
+	// Observe returns the agent's section, or nil for none. It must show the
+	// agent only what that agent may know.
+	Observe(w *World, agentID string) Section
+	// Hash writes every piece of state that matters into the state hash.
+	Hash(h *Hasher)
+}
+
+// MetricSource is implemented by components that define objective metrics.
+type MetricSource interface {
+	// Metric returns the value of a named metric for an agent, and whether the
+	// component knows that metric at all.
+	Metric(w *World, agentID, name string) (float64, bool)
+}
+
+// Event is one thing that happened during a tick. Public events have no To;
+// private ones list the agents allowed to see them.
+type Event struct {
+	Tick   int            `json:"tick"`
+	Type   string         `json:"type"`
+	Source string         `json:"source"` // "world" or a component's name
+	Agent  string         `json:"agent,omitempty"`
+	Data   map[string]any `json:"data,omitempty"`
+	To     []string       `json:"to,omitempty"`
+}
+
+// VisibleTo reports whether the agent may see the event.
+func (e Event) VisibleTo(agentID string) bool {
+	if len(e.To) == 0 {
+		return true
+	}
+	for _, id := range e.To {
+		if id == agentID {
+			return true
+		}
+	}
+	return false
+}
+
+// Publish records an event in the current tick's log.
+func (w *World) Publish(e Event) {
+	e.Tick = w.tick
+	if e.Source == "" {
+		e.Source = "world"
+	}
+	w.events = append(w.events, e)
+}
+
+// Events returns the events of the last completed tick (and of decisions applied
+// since). The slice is reused by the next Step; copy what you keep.
+func (w *World) Events() []Event { return w.events }
+
+// Component returns the component with the given name, or nil.
+func (w *World) Component(name string) Component {
+	for _, c := range w.components {
+		if c.Name() == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// Components returns the world's components in scenario order.
+func (w *World) Components() []Component { return w.components }

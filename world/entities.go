@@ -1,0 +1,151 @@
+package world
+
+import "github.com/solarlune/resolv"
+
+// Resource is a collectable item lying in the world.
+type Resource struct {
+	Name         string
+	ResourceType string
+	Pos          Vec3
+	Amount       int
+	RespawnTicks int
+	Collected    bool
+	respawnAt    int
+}
+
+// Station is a crafting station. InUseBy names the agent crafting at it, if any.
+type Station struct {
+	Name        string
+	StationType string
+	Pos         Vec3
+	InUseBy     string
+}
+
+// Hazard is a round area that damages agents inside it.
+type Hazard struct {
+	Name            string
+	HazardType      string
+	Pos             Vec3
+	Radius          float64
+	EntryDamage     float64
+	DamagePerSecond float64
+}
+
+// Obstacle is a solid object: agents collide with it and, unless SeeThrough, it blocks sight.
+type Obstacle struct {
+	Name         string
+	ObstacleType string
+	Pos          Vec3
+	Shape        string // circle or box
+	Radius       float64
+	SizeX, SizeZ float64
+	Height       float64
+	SeeThrough   bool
+}
+
+// extent is the obstacle's half-size on the ground: its radius, or half its box diagonal.
+func (o *Obstacle) extent() float64 {
+	if o.Shape == "box" {
+		return 0.5 * hypot(o.SizeX, o.SizeZ)
+	}
+	return o.Radius
+}
+
+// CapturePoint is an area that a team captures by holding it. Team scenarios drive
+// Owner and Progress; the world only places and reports it.
+type CapturePoint struct {
+	Name     string
+	Pos      Vec3
+	Radius   float64
+	Owner    string
+	Progress float64
+}
+
+// Message is a message as its receiver sees it.
+type Message struct {
+	From    string `json:"from"`
+	Content string `json:"content"`
+	Tick    int    `json:"tick"`
+	// To is "all", "team" or the receiver's id, as the sender addressed it.
+	To string `json:"to"`
+}
+
+type pendingMessage struct {
+	from, to, content string
+	tick              int
+}
+
+type actionKind uint8
+
+const (
+	actNone actionKind = iota
+	actMove
+	actCraft
+)
+
+// actionState is what an agent is doing between decisions.
+type actionState struct {
+	kind   actionKind
+	target Vec3
+	path   []Vec3 // remaining waypoints, world coordinates, last one is the target
+	speed  float64
+	// progress bookkeeping for stuck detection
+	checkPos    Vec3
+	checkTick   int
+	replanned   bool
+	craftRecipe *Recipe
+	craftAt     *Station
+	craftLeft   int
+	startedTick int
+}
+
+// AgentStats are the running figures objectives are measured on.
+type AgentStats struct {
+	ResourcesCollected int
+	Collected          map[string]int // by resource type
+	ItemsCrafted       int
+	Crafted            map[string]int // by item
+	DamageTaken        float64
+	Distance           float64
+	MessagesSent       int
+	CompletedTick      int // tick the objective's required metrics were first met; -1 before
+	DiedTick           int // -1 while alive
+}
+
+// Agent is one acting body in the world.
+type Agent struct {
+	ID        string
+	Team      string
+	Pos       Vec3
+	Vel       Vec3
+	Facing    float64 // yaw in radians; 0 faces +x, π/2 faces +z
+	Health    float64
+	MaxHealth float64
+	Alive     bool
+	Inventory map[string]int
+	Capacity  int
+	SpeedMul  float64
+	Stats     AgentStats
+
+	index            int
+	shape            *resolv.Circle
+	action           actionState
+	status           ActionStatus
+	lastResult       *ActionResult
+	inbox            []Message
+	queryResult      *QueryResult
+	inventoryDetails *InventoryDetails
+	inHazards        []int
+}
+
+// InventoryCount is the number of items the agent carries.
+func (a *Agent) InventoryCount() int {
+	n := 0
+	for _, c := range a.Inventory {
+		n += c
+	}
+	return n
+}
+
+// Busy reports whether the agent is in the middle of a multi-tick action (crafting).
+func (a *Agent) Busy() bool { return a.action.kind == actCraft }

@@ -1,0 +1,106 @@
+package world
+
+// Observation is what one agent perceives at a decision point. Its JSON (and CBOR)
+// field names are the wire protocol's.
+type Observation struct {
+	Tick             int                   `json:"tick"`
+	AgentID          string                `json:"agent_id"`
+	Team             string                `json:"team,omitempty"`
+	Position         Vec3                  `json:"position"`
+	Velocity         Vec3                  `json:"velocity"`
+	Facing           float64               `json:"facing"`
+	Health           float64               `json:"health"`
+	MaxHealth        float64               `json:"max_health"`
+	Alive            bool                  `json:"alive"`
+	PerceptionRadius float64               `json:"perception_radius"`
+	Inventory        map[string]int        `json:"inventory"`
+	InventoryUsed    int                   `json:"inventory_used"`
+	InventoryCap     int                   `json:"inventory_capacity"`
+	NearbyResources  []EntityView          `json:"nearby_resources"`
+	NearbyHazards    []EntityView          `json:"nearby_hazards"`
+	NearbyStations   []EntityView          `json:"nearby_stations"`
+	NearbyAgents     []EntityView          `json:"nearby_agents"`
+	NearbyObstacles  []EntityView          `json:"nearby_obstacles"`
+	CapturePoints    []EntityView          `json:"capture_points,omitempty"`
+	AvailableRecipes map[string]RecipeView `json:"available_recipes"`
+	Messages         []Message             `json:"messages"`
+	CurrentAction    ActionStatus          `json:"current_action"`
+	LastActionResult *ActionResult         `json:"last_action_result"`
+	QueryResult      *QueryResult          `json:"query_result,omitempty"`
+	InventoryDetails *InventoryDetails     `json:"inventory_details,omitempty"`
+	Objective        *Objective            `json:"objective,omitempty"`
+	CurrentProgress  map[string]float64    `json:"current_progress"`
+	Score            float64               `json:"score"`
+	Components       map[string]Section    `json:"components,omitempty"`
+}
+
+// EntityView is one entity as an agent sees it. Name is the id tools take; Type is
+// resource, hazard, station, agent, obstacle or capture_point, and the matching
+// kind-specific type field says what sort it is.
+type EntityView struct {
+	Name         string  `json:"name"`
+	Type         string  `json:"type"`
+	ResourceType string  `json:"resource_type,omitempty"`
+	StationType  string  `json:"station_type,omitempty"`
+	HazardType   string  `json:"hazard_type,omitempty"`
+	ObstacleType string  `json:"obstacle_type,omitempty"`
+	Position     Vec3    `json:"position"`
+	Distance     float64 `json:"distance"`
+	// Stations: whether another agent is crafting there (always present for stations).
+	InUse *bool `json:"in_use,omitempty"`
+	// Hazards and obstacles: footprint radius. Hazards: damage dealt.
+	Radius          float64 `json:"radius,omitempty"`
+	EntryDamage     float64 `json:"entry_damage,omitempty"`
+	DamagePerSecond float64 `json:"damage_per_second,omitempty"`
+	Amount          int     `json:"amount,omitempty"`
+	// Agents.
+	Team   string   `json:"team,omitempty"`
+	Health *float64 `json:"health,omitempty"`
+	Action string   `json:"action,omitempty"`
+	// Capture points.
+	Owner    string   `json:"owner,omitempty"`
+	Progress *float64 `json:"progress,omitempty"`
+}
+
+// RecipeView is a recipe as observations list it, keyed by the item it makes.
+type RecipeView struct {
+	Inputs      map[string]int `json:"inputs"`
+	StationType string         `json:"station_type"`
+	Ticks       int            `json:"ticks"`
+	OutputCount int            `json:"output_count"`
+}
+
+// ActionStatus says what the agent is doing now: idle, moving, arrived, crafting,
+// or failed (a move that got stuck), with the details a planner needs.
+type ActionStatus struct {
+	Tool   string  `json:"tool,omitempty"`
+	Status string  `json:"status"`
+	Target *Vec3   `json:"target,omitempty"`
+	Path   []Vec3  `json:"path,omitempty"`
+	Item   string  `json:"item,omitempty"`
+	Ticks  int     `json:"ticks_remaining,omitempty"`
+	Detail string  `json:"detail,omitempty"`
+	Speed  float64 `json:"speed,omitempty"`
+}
+
+// QueryResult answers query_world.
+type QueryResult struct {
+	Tick     int          `json:"tick"`
+	Radius   float64      `json:"radius"`
+	Filter   string       `json:"filter_type,omitempty"`
+	Entities []EntityView `json:"entities"`
+}
+
+// InventoryDetails answers query_inventory.
+type InventoryDetails struct {
+	Items    []InventoryItem `json:"items"`
+	Capacity int             `json:"capacity"`
+	Used     int             `json:"used"`
+}
+
+// InventoryItem is one line of InventoryDetails.
+type InventoryItem struct {
+	Name  string `json:"name"`
+	Count int    `json:"count"`
+	Type  string `json:"type"`
+}

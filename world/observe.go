@@ -1,0 +1,275 @@
+package world
+
+import (
+	"math"
+	"sort"
+
+	"github.com/arena-sim/arena/nav"
+)
+
+// viewer collects what one agent can see within a radius, optionally only along
+// unobstructed lines of sight.
+type viewer struct {
+	w      *World
+	self   *Agent
+	radius float64
+	sight  bool
+}
+
+func (v *viewer) visible(p Vec3) (float64, bool) {
+	d2 := groundDist2(v.self.Pos, p)
+	if d2 > v.radius*v.radius {
+		return 0, false
+	}
+	d := math.Sqrt(d2)
+	if v.sight && !v.w.lineOfSight(v.self.Pos, p, d) {
+		return 0, false
+	}
+	return round2(d), true
+}
+
+// lineOfSight checks the sight grid between two points d apart. Both ends are
+// pulled in by most of a cell so that an agent brushing a tree, or a resource at
+// the foot of a rock, is not hidden by the cell it shares with the obstacle.
+func (w *World) lineOfSight(from, to Vec3, d float64) bool {
+	a := w.navPoint(from[0], from[2])
+	b := w.navPoint(to[0], to[2])
+	dc := d / w.cellSize
+	if dc < 1e-9 {
+		return true
+	}
+	s := math.Min(0.75, dc/2.5)
+	ux, uy := (b.X-a.X)/dc, (b.Y-a.Y)/dc
+	a = nav.Point{X: a.X + ux*s, Y: a.Y + uy*s}
+	b = nav.Point{X: b.X - ux*s, Y: b.Y - uy*s}
+	return w.sightGrid.LineOfSight(a, b, nav.Free)
+}
+
+// LineOfSight reports whether an unobstructed line joins two ground points.
+func (w *World) LineOfSight(from, to Vec3) bool {
+	return w.lineOfSight(from, to, GroundDist(from, to))
+}
+
+func (v *viewer) resources(dst []EntityView) []EntityView {
+	w := v.w
+	w.resourceIdx.each(v.self.Pos[0], v.self.Pos[2], v.radius, func(i int) {
+		r := w.resources[i]
+		if r.Collected {
+			return
+		}
+		if d, ok := v.visible(r.Pos); ok {
+			dst = append(dst, EntityView{Name: r.Name, Type: "resource", ResourceType: r.ResourceType,
+				Position: roundVec(r.Pos), Distance: d, Amount: r.Amount})
+		}
+	})
+	return dst
+}
+
+func (v *viewer) stations(dst []EntityView) []EntityView {
+	w := v.w
+	w.stationIdx.each(v.self.Pos[0], v.self.Pos[2], v.radius, func(i int) {
+		s := w.stations[i]
+		if d, ok := v.visible(s.Pos); ok {
+			inUse := s.InUseBy != "" && s.InUseBy != v.self.ID
+			dst = append(dst, EntityView{Name: s.Name, Type: "station", StationType: s.StationType,
+				Position: roundVec(s.Pos), Distance: d, InUse: &inUse})
+		}
+	})
+	return dst
+}
+
+func (v *viewer) hazards(dst []EntityView) []EntityView {
+	w := v.w
+	// A hazard is seen when any of its area is within the radius.
+	r := v.radius + w.maxHazardRadius
+	w.hazardIdx.each(v.self.Pos[0], v.self.Pos[2], r, func(i int) {
+		h := w.hazards[i]
+		d := GroundDist(v.self.Pos, h.Pos)
+		if d-h.Radius > v.radius {
+			return
+		}
+		if v.sight && d > h.Radius && !w.lineOfSight(v.self.Pos, h.Pos, d) {
+			return
+		}
+		dst = append(dst, EntityView{Name: h.Name, Type: "hazard", HazardType: h.HazardType,
+			Position: roundVec(h.Pos), Distance: round2(d), Radius: h.Radius,
+			EntryDamage: h.EntryDamage, DamagePerSecond: h.DamagePerSecond})
+	})
+	return dst
+}
+
+func (v *viewer) obstacles(dst []EntityView) []EntityView {
+	w := v.w
+	// Obstacles are large and solid: they are seen when their outline is within
+	// the radius, without a line-of-sight test (an obstacle hides what is behind
+	// it, not itself).
+	w.obstacleIdx.each(v.self.Pos[0], v.self.Pos[2], v.radius+w.maxObstacleExtent, func(i int) {
+		o := w.obstacles[i]
+		d := GroundDist(v.self.Pos, o.Pos)
+		if d-o.extent() > v.radius {
+			return
+		}
+		dst = append(dst, EntityView{Name: o.Name, Type: "obstacle", ObstacleType: o.ObstacleType,
+			Position: roundVec(o.Pos), Distance: round2(d), Radius: round2(o.extent())})
+	})
+	return dst
+}
+
+func (v *viewer) agents(dst []EntityView) []EntityView {
+	w := v.w
+	w.refreshAgentIndex()
+	w.agentIdx.each(v.self.Pos[0], v.self.Pos[2], v.radius, func(i int) {
+		o := w.agents[i]
+		if o == v.self {
+			return
+		}
+		if d, ok := v.visible(o.Pos); ok {
+			hp := o.Health
+			dst = append(dst, EntityView{Name: o.ID, Type: "agent", Team: o.Team, Position: roundVec(o.Pos),
+				Distance: d, Health: &hp, Action: o.status.Status})
+		}
+	})
+	return dst
+}
+
+func (v *viewer) capturePoints(dst []EntityView) []EntityView {
+	for _, p := range v.w.points {
+		if d, ok := v.visible(p.Pos); ok {
+			prog := round2(p.Progress)
+			dst = append(dst, EntityView{Name: p.Name, Type: "capture_point", Position: roundVec(p.Pos),
+				Distance: d, Radius: p.Radius, Owner: p.Owner, Progress: &prog})
+		}
+	}
+	return dst
+}
+
+// refreshAgentIndex rebuilds the living agents' spatial index after movement.
+func (w *World) refreshAgentIndex() {
+	if !w.agentIdxDirty {
+		return
+	}
+	w.agentIdx.reset()
+	for i, a := range w.agents {
+		if a.Alive {
+			w.agentIdx.insert(i, a.Pos)
+		}
+	}
+	w.agentIdxDirty = false
+}
+
+func sortViews(v []EntityView) {
+	sort.Slice(v, func(i, j int) bool {
+		if v[i].Distance != v[j].Distance {
+			return v[i].Distance < v[j].Distance
+		}
+		return v[i].Name < v[j].Name
+	})
+}
+
+// Observe builds a fresh observation for an agent.
+func (w *World) Observe(a *Agent) *Observation {
+	obs := &Observation{}
+	w.ObserveInto(a, obs)
+	return obs
+}
+
+// ObserveInto fills obs for an agent, reusing obs's slices and maps. Everything
+// it shows is what that agent may know: entities within its perception radius
+// and line of sight, its own inventory, messages and results.
+func (w *World) ObserveInto(a *Agent, obs *Observation) {
+	obs.Tick = w.tick
+	obs.AgentID = a.ID
+	obs.Team = a.Team
+	obs.Position = roundVec(a.Pos)
+	obs.Velocity = roundVec(a.Vel)
+	obs.Facing = round2(a.Facing)
+	obs.Health = round2(a.Health)
+	obs.MaxHealth = a.MaxHealth
+	obs.Alive = a.Alive
+	obs.PerceptionRadius = w.rules.PerceptionRadius
+	if obs.Inventory == nil {
+		obs.Inventory = make(map[string]int, len(a.Inventory))
+	} else {
+		clear(obs.Inventory)
+	}
+	for k, n := range a.Inventory {
+		obs.Inventory[k] = n
+	}
+	obs.InventoryUsed = a.InventoryCount()
+	obs.InventoryCap = a.Capacity
+
+	obs.NearbyResources = obs.NearbyResources[:0]
+	obs.NearbyStations = obs.NearbyStations[:0]
+	obs.NearbyHazards = obs.NearbyHazards[:0]
+	obs.NearbyAgents = obs.NearbyAgents[:0]
+	obs.NearbyObstacles = obs.NearbyObstacles[:0]
+	obs.CapturePoints = obs.CapturePoints[:0]
+	if a.Alive {
+		v := viewer{w: w, self: a, radius: w.rules.PerceptionRadius, sight: true}
+		obs.NearbyResources = v.resources(obs.NearbyResources)
+		obs.NearbyStations = v.stations(obs.NearbyStations)
+		obs.NearbyHazards = v.hazards(obs.NearbyHazards)
+		obs.NearbyAgents = v.agents(obs.NearbyAgents)
+		obs.NearbyObstacles = v.obstacles(obs.NearbyObstacles)
+		// Capture points are objectives: every agent always knows where they are.
+		all := viewer{w: w, self: a, radius: math.Inf(1)}
+		obs.CapturePoints = all.capturePoints(obs.CapturePoints)
+	}
+	for _, s := range [][]EntityView{obs.NearbyResources, obs.NearbyStations, obs.NearbyHazards, obs.NearbyAgents, obs.NearbyObstacles, obs.CapturePoints} {
+		sortViews(s)
+	}
+	obs.AvailableRecipes = w.recipeViews()
+	obs.Messages = append(obs.Messages[:0], a.inbox...)
+	obs.CurrentAction = a.currentAction(obs.CurrentAction.Path[:0])
+	obs.LastActionResult = a.lastResult
+	obs.QueryResult = a.queryResult
+	obs.InventoryDetails = a.inventoryDetails
+	obs.Objective = &w.objective
+	if obs.CurrentProgress == nil {
+		obs.CurrentProgress = make(map[string]float64, len(w.objective.SuccessMetrics))
+	} else {
+		clear(obs.CurrentProgress)
+	}
+	w.progressInto(a, obs.CurrentProgress)
+	obs.Score, _ = w.objective.Evaluate(obs.CurrentProgress)
+	if len(w.components) > 0 {
+		if obs.Components == nil {
+			obs.Components = make(map[string]Section, len(w.components))
+		} else {
+			clear(obs.Components)
+		}
+		for _, c := range w.components {
+			if s := c.Observe(w, a.ID); s != nil {
+				obs.Components[c.Name()] = s
+			}
+		}
+	} else {
+		obs.Components = nil
+	}
+}
+
+func (a *Agent) currentAction(buf []Vec3) ActionStatus {
+	st := a.status
+	if a.action.kind == actMove {
+		st.Path = buf
+		for _, p := range a.action.path {
+			st.Path = append(st.Path, roundVec(p))
+		}
+	}
+	return st
+}
+
+// recipeViews is built once: recipes do not change during an episode.
+func (w *World) recipeViews() map[string]RecipeView {
+	if w.recipeCache != nil || len(w.recipes) == 0 {
+		if w.recipeCache == nil {
+			w.recipeCache = map[string]RecipeView{}
+		}
+		return w.recipeCache
+	}
+	w.recipeCache = make(map[string]RecipeView, len(w.recipes))
+	for name, r := range w.recipes {
+		w.recipeCache[name] = RecipeView{Inputs: r.Inputs, StationType: r.StationType, Ticks: r.Ticks, OutputCount: r.OutputCount}
+	}
+	return w.recipeCache
+}

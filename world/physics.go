@@ -1,0 +1,484 @@
+package world
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"sync"
+
+	"github.com/arena-sim/arena/nav"
+	"github.com/solarlune/resolv"
+)
+
+// resolvMu serialises every call into resolv. The library keeps package-level
+// scratch slices and a shape-id counter, so two worlds stepping on different
+// goroutines would race even with separate Spaces (see docs/architecture.md).
+var resolvMu sync.Mutex
+
+func withResolv(fn func()) {
+	resolvMu.Lock()
+	defer resolvMu.Unlock()
+	fn()
+}
+
+const (
+	navMargin     = 0.05 // extra clearance around obstacles when planning
+	collisionSkin = 1e-4 // resolv counts touching as intersecting; push a hair further
+	physicsCell   = 4    // resolv spatial-hash cell, world units
+)
+
+// shapeTag identifies what a resolv shape stands for.
+type shapeTag struct {
+	kind  entityKind
+	index int
+}
+
+func (w *World) navPoint(x, z float64) nav.Point {
+	return nav.Point{X: (x - w.bounds.MinX) / w.cellSize, Y: (z - w.bounds.MinZ) / w.cellSize}
+}
+
+func (w *World) worldXZ(p nav.Point) (float64, float64) {
+	return w.bounds.MinX + p.X*w.cellSize, w.bounds.MinZ + p.Y*w.cellSize
+}
+
+// buildNavigation rasterises obstacles (grown by the agent radius) and hazards
+// into the navigation grid, and obstacles as they are into the sight grid.
+func (w *World) buildNavigation() {
+	cols := int(math.Ceil(w.bounds.Width() / w.cellSize))
+	rows := int(math.Ceil(w.bounds.Depth() / w.cellSize))
+	w.navGrid = nav.NewGrid(cols, rows)
+	w.sightGrid = nav.NewGrid(cols, rows)
+	cs := w.cellSize
+	grow := w.rules.AgentRadius + navMargin
+	for _, o := range w.obstacles {
+		c := w.navPoint(o.Pos[0], o.Pos[2])
+		switch o.Shape {
+		case "box":
+			hx, hz := o.SizeX/2/cs, o.SizeZ/2/cs
+			g := grow / cs
+			w.navGrid.FillRect(nav.Point{X: c.X - hx - g, Y: c.Y - hz - g}, nav.Point{X: c.X + hx + g, Y: c.Y + hz + g}, nav.Blocked)
+			if !o.SeeThrough {
+				w.sightGrid.FillRect(nav.Point{X: c.X - hx, Y: c.Y - hz}, nav.Point{X: c.X + hx, Y: c.Y + hz}, nav.Blocked)
+			}
+		default:
+			w.navGrid.FillCircle(c, (o.Radius+grow)/cs, nav.Blocked)
+			if !o.SeeThrough {
+				w.sightGrid.FillCircle(c, o.Radius/cs, nav.Blocked)
+			}
+		}
+	}
+	for _, h := range w.hazards {
+		w.navGrid.FillCircle(w.navPoint(h.Pos[0], h.Pos[2]), (h.Radius+w.rules.AgentRadius*0.5)/cs, nav.Costly)
+	}
+	// Keep agent centres a radius away from the world's edge.
+	edge := w.rules.AgentRadius / cs
+	fc, fr := float64(cols), float64(rows)
+	w.navGrid.FillRect(nav.Point{X: 0, Y: 0}, nav.Point{X: fc, Y: edge}, nav.Blocked)
+	w.navGrid.FillRect(nav.Point{X: 0, Y: fr - edge}, nav.Point{X: fc, Y: fr}, nav.Blocked)
+	w.navGrid.FillRect(nav.Point{X: 0, Y: 0}, nav.Point{X: edge, Y: fr}, nav.Blocked)
+	w.navGrid.FillRect(nav.Point{X: fc - edge, Y: 0}, nav.Point{X: fc, Y: fr}, nav.Blocked)
+	w.planner = nav.NewPlanner(w.navGrid, nav.Options{ClusterSize: w.rules.ClusterSize, HazardCost: w.rules.HazardCost})
+}
+
+// NavGrid exposes the navigation grid (for viewers and tests); do not modify it.
+func (w *World) NavGrid() *nav.Grid { return w.navGrid }
+
+// CellSize is the side of a navigation cell in world units.
+func (w *World) CellSize() float64 { return w.cellSize }
+
+// buildPhysics creates the collision space with every obstacle and agent, moving
+// agents whose spawn point is taken to the nearest free spot.
+func (w *World) buildPhysics(specs []AgentSpec) error {
+	var err error
+	withResolv(func() {
+		sw := int(math.Ceil(w.bounds.Width())) + 1
+		sh := int(math.Ceil(w.bounds.Depth())) + 1
+		w.space = resolv.NewSpace(sw, sh, physicsCell, physicsCell)
+		for i, o := range w.obstacles {
+			x, y := o.Pos[0]-w.bounds.MinX, o.Pos[2]-w.bounds.MinZ
+			var s resolv.IShape
+			if o.Shape == "box" {
+				s = resolv.NewRectangle(x, y, o.SizeX, o.SizeZ)
+			} else {
+				s = resolv.NewCircle(x, y, o.Radius)
+			}
+			s.SetData(shapeTag{kindObstacle, i})
+			w.space.Add(s)
+		}
+		for _, a := range w.agents {
+			a.shape = resolv.NewCircle(a.Pos[0]-w.bounds.MinX, a.Pos[2]-w.bounds.MinZ, w.rules.AgentRadius)
+			a.shape.SetData(shapeTag{kindAgent, a.index})
+			w.space.Add(a.shape)
+			if !w.placeFree(a) {
+				err = fmt.Errorf("agent %q: no free spot near its spawn point (%g, %g)", a.ID, a.Pos[0], a.Pos[2])
+				return
+			}
+		}
+	})
+	return err
+}
+
+// placeFree moves a new agent's shape to the nearest spot (spiralling out from its
+// spawn point) where it touches nothing and stands on a walkable cell.
+func (w *World) placeFree(a *Agent) bool {
+	x0, z0 := a.Pos[0], a.Pos[2]
+	step := w.rules.AgentRadius * 2.2
+	for ring := 0; ring < 64; ring++ {
+		n := max(1, ring*8)
+		for k := 0; k < n; k++ {
+			ang := 2 * math.Pi * float64(k) / float64(n)
+			x := x0 + float64(ring)*step*math.Cos(ang)
+			z := z0 + float64(ring)*step*math.Sin(ang)
+			if !w.bounds.Contains(x, z) || w.navGrid.At(nav.PointCell(w.navPoint(x, z))) == nav.Blocked {
+				continue
+			}
+			a.shape.SetPosition(x-w.bounds.MinX, z-w.bounds.MinZ)
+			if w.touchesAnything(a) {
+				continue
+			}
+			a.Pos = w.ground(x, z)
+			return true
+		}
+	}
+	return false
+}
+
+func (w *World) touchesAnything(a *Agent) bool {
+	hit := false
+	a.shape.SelectTouchingCells(1).ForEach(func(s resolv.IShape) bool {
+		if s != a.shape && a.shape.IsIntersecting(s) {
+			hit = true
+		}
+		return true
+	})
+	return hit
+}
+
+// planPath finds a smoothed route in world coordinates from an agent's position.
+func (w *World) planPath(from, to Vec3) ([]Vec3, error) {
+	pts, err := w.planner.FindPath(w.navPoint(from[0], from[2]), w.navPoint(to[0], to[2]))
+	if err != nil {
+		return nil, err
+	}
+	path := make([]Vec3, 0, len(pts))
+	for i, p := range pts {
+		if i == 0 {
+			continue // the agent's own position
+		}
+		x, z := w.worldXZ(p)
+		path = append(path, w.ground(x, z))
+	}
+	if len(path) > 0 {
+		path[len(path)-1] = w.ground(to[0], to[2])
+	}
+	return path, nil
+}
+
+// noPathResult turns a planner failure into a NO_PATH result that names the
+// nearest reachable point.
+func (w *World) noPathResult(tool string, to Vec3, err error) ActionResult {
+	var np *nav.NoPathError
+	if errors.As(err, &np) {
+		x, z := w.worldXZ(np.Nearest)
+		near := roundVec(w.ground(x, z))
+		res := Fail(tool, CodeNoPath, "No path to [%.1f, %.1f, %.1f]: %s. Nearest reachable point is [%.1f, %.1f, %.1f]",
+			to[0], to[1], to[2], np.Reason, near[0], near[1], near[2])
+		res.Data = map[string]any{"nearest_reachable": near}
+		return res
+	}
+	return Fail(tool, CodeNoPath, "No path to [%.1f, %.1f, %.1f]: %v", to[0], to[1], to[2], err)
+}
+
+// stepMovement moves every walking agent along its path, resolving collisions
+// so that agents slide along obstacles and never overlap each other.
+func (w *World) stepMovement() {
+	moved := false
+	withResolv(func() {
+		for _, a := range w.agents {
+			if !a.Alive || a.action.kind != actMove {
+				a.Vel = Vec3{}
+				continue
+			}
+			w.moveAgent(a)
+			moved = true
+		}
+	})
+	if moved {
+		w.agentIdxDirty = true
+	}
+}
+
+func (w *World) moveAgent(a *Agent) {
+	prev := a.Pos
+	x, z := prev[0], prev[2]
+	budget := a.action.speed
+	path := a.action.path
+	for budget > 1e-12 && len(path) > 0 {
+		wp := path[0]
+		dx, dz := wp[0]-x, wp[2]-z
+		d := math.Hypot(dx, dz)
+		if d <= budget {
+			x, z = wp[0], wp[2]
+			budget -= d
+			if len(path) > 1 {
+				path = path[1:]
+			} else {
+				break
+			}
+			continue
+		}
+		x += dx / d * budget
+		z += dz / d * budget
+		budget = 0
+	}
+	a.action.path = path
+	blocker := w.collide(a, x, z)
+	nx := a.shape.Position().X + w.bounds.MinX
+	nz := a.shape.Position().Y + w.bounds.MinZ
+	a.Pos = w.ground(nx, nz)
+	dist := GroundDist(prev, a.Pos)
+	a.Stats.Distance += dist
+	a.Vel = Vec3{(a.Pos[0] - prev[0]) * w.tickRate, (a.Pos[1] - prev[1]) * w.tickRate, (a.Pos[2] - prev[2]) * w.tickRate}
+	if dist > 1e-9 {
+		a.Facing = math.Atan2(a.Pos[2]-prev[2], a.Pos[0]-prev[0])
+	}
+	if GroundDist(a.Pos, a.action.target) <= w.rules.ArrivalTolerance {
+		target := a.action.target
+		a.action = actionState{}
+		a.Vel = Vec3{}
+		a.status = ActionStatus{Tool: "move_to", Status: "arrived", Target: &target}
+		w.Publish(Event{Type: "arrived", Agent: a.ID, Data: map[string]any{"position": roundVec(a.Pos)}})
+		return
+	}
+	w.checkProgress(a, blocker)
+}
+
+// collide places the agent's shape at (x, z) and pushes it out of anything it
+// overlaps, in a fixed order so that results are deterministic. It returns the
+// name of the last thing it was pushed by.
+func (w *World) collide(a *Agent, x, z float64) string {
+	r := w.rules.AgentRadius
+	x = clamp(x, w.bounds.MinX+r, w.bounds.MaxX-r)
+	z = clamp(z, w.bounds.MinZ+r, w.bounds.MaxZ-r)
+	a.shape.SetPosition(x-w.bounds.MinX, z-w.bounds.MinZ)
+	blocker := ""
+	var cands [16]resolv.IShape
+	for iter := 0; iter < 4; iter++ {
+		list := cands[:0]
+		a.shape.SelectTouchingCells(1).ForEach(func(s resolv.IShape) bool {
+			if s != a.shape {
+				list = append(list, s)
+			}
+			return true
+		})
+		sort.Slice(list, func(i, j int) bool {
+			ti, tj := list[i].Data().(shapeTag), list[j].Data().(shapeTag)
+			if ti.kind != tj.kind {
+				return ti.kind < tj.kind
+			}
+			return ti.index < tj.index
+		})
+		pushed := false
+		for _, s := range list {
+			set := a.shape.Intersection(s)
+			if set.IsEmpty() {
+				continue
+			}
+			mtv := set.MTV
+			l := math.Hypot(mtv.X, mtv.Y)
+			if l > 0 {
+				mtv = mtv.Scale((l + collisionSkin) / l)
+			}
+			a.shape.MoveVec(mtv)
+			pushed = true
+			blocker = w.shapeName(s.Data().(shapeTag))
+		}
+		p := a.shape.Position()
+		cx := clamp(p.X, r, w.bounds.Width()-r)
+		cz := clamp(p.Y, r, w.bounds.Depth()-r)
+		if cx != p.X || cz != p.Y {
+			a.shape.SetPosition(cx, cz)
+		}
+		if !pushed {
+			return blocker
+		}
+	}
+	// Still overlapping after several pushes (squeezed between two bodies): stay put.
+	if w.touchesAnything(a) {
+		a.shape.SetPosition(a.Pos[0]-w.bounds.MinX, a.Pos[2]-w.bounds.MinZ)
+	}
+	return blocker
+}
+
+func (w *World) shapeName(t shapeTag) string {
+	switch t.kind {
+	case kindAgent:
+		return w.agents[t.index].ID
+	case kindObstacle:
+		return w.obstacles[t.index].Name
+	}
+	return ""
+}
+
+// checkProgress fails a move that has made no progress for Rules.StuckSeconds,
+// after one attempt to re-plan from where the agent stands.
+func (w *World) checkProgress(a *Agent, blocker string) {
+	window := max(1, int(math.Round(w.rules.StuckSeconds*w.tickRate)))
+	if w.tick-a.action.checkTick < window {
+		return
+	}
+	progress := GroundDist(a.Pos, a.action.checkPos)
+	expected := a.action.speed * float64(window)
+	if progress >= math.Max(0.1*expected, 0.05) {
+		a.action.checkPos, a.action.checkTick, a.action.replanned = a.Pos, w.tick, false
+		return
+	}
+	if !a.action.replanned {
+		if path, err := w.planPath(a.Pos, a.action.target); err == nil {
+			a.action.path = path
+			a.action.replanned = true
+			a.action.checkPos, a.action.checkTick = a.Pos, w.tick
+			return
+		}
+	}
+	target := a.action.target
+	why := "something"
+	if blocker != "" {
+		why = "'" + blocker + "'"
+	}
+	res := Fail("move_to", CodeNoPath,
+		"Movement toward [%.1f, %.1f, %.1f] made no progress for %.1f s: blocked by %s at [%.1f, %.1f, %.1f]; the move was stopped",
+		target[0], target[1], target[2], float64(window)/w.tickRate, why, a.Pos[0], a.Pos[1], a.Pos[2])
+	res.Tick = w.tick
+	a.lastResult = &res
+	a.action = actionState{}
+	a.Vel = Vec3{}
+	a.status = ActionStatus{Tool: "move_to", Status: "failed", Target: &target, Detail: res.ErrorMessage}
+	w.Publish(Event{Type: "move_failed", Agent: a.ID, Data: map[string]any{"blocked_by": blocker}})
+}
+
+// stepHazards deals entry damage to agents that stepped into a hazard this tick
+// and damage over time to those inside.
+func (w *World) stepHazards() {
+	if len(w.hazards) == 0 {
+		return
+	}
+	var inside [8]int
+	for _, a := range w.agents {
+		if !a.Alive {
+			continue
+		}
+		now := inside[:0]
+		w.hazardIdx.each(a.Pos[0], a.Pos[2], w.maxHazardRadius, func(i int) {
+			h := w.hazards[i]
+			if groundDist2(a.Pos, h.Pos) < h.Radius*h.Radius {
+				now = append(now, i)
+			}
+		})
+		sort.Ints(now)
+		for _, i := range now {
+			h := w.hazards[i]
+			entered := !containsInt(a.inHazards, i)
+			dmg := h.DamagePerSecond * w.dt
+			if entered {
+				dmg += h.EntryDamage
+				w.Publish(Event{Type: "hazard_entered", Agent: a.ID, Data: map[string]any{
+					"hazard": h.Name, "hazard_type": h.HazardType, "damage": round2(h.EntryDamage)}})
+			}
+			w.Damage(a, dmg, h.Name)
+			if !a.Alive {
+				break
+			}
+		}
+		if a.Alive {
+			a.inHazards = append(a.inHazards[:0], now...)
+		}
+	}
+}
+
+func containsInt(s []int, v int) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *World) stepCrafting() {
+	for _, a := range w.agents {
+		if a.action.kind != actCraft || !a.Alive {
+			continue
+		}
+		a.action.craftLeft--
+		if a.action.craftLeft > 0 {
+			a.status.Ticks = a.action.craftLeft
+			continue
+		}
+		r, st := a.action.craftRecipe, a.action.craftAt
+		st.InUseBy = ""
+		a.action = actionState{}
+		w.finishCraft(a, r, st)
+	}
+}
+
+func (w *World) finishCraft(a *Agent, r *Recipe, st *Station) {
+	a.Inventory[r.Output] += r.OutputCount
+	a.Stats.ItemsCrafted += r.OutputCount
+	a.Stats.Crafted[r.Output] += r.OutputCount
+	a.status = ActionStatus{Tool: "craft", Status: "completed", Item: r.Output}
+	w.Publish(Event{Type: "item_crafted", Agent: a.ID, Data: map[string]any{"item": r.Output, "count": r.OutputCount, "station": st.Name}})
+}
+
+func (w *World) stepRespawns() {
+	for i, r := range w.resources {
+		if r.Collected && r.RespawnTicks > 0 && w.tick+1 >= r.respawnAt {
+			r.Collected = false
+			w.resourceIdx.insert(i, r.Pos)
+			w.Publish(Event{Type: "resource_respawned", Data: map[string]any{"resource": r.Name}})
+		}
+	}
+}
+
+// deliverMessages hands last tick's messages to the agents in range, dropping
+// each with the configured probability from the "messages" random stream.
+func (w *World) deliverMessages() {
+	if len(w.outbox) == 0 {
+		return
+	}
+	rng := w.Rand("messages")
+	commR2 := w.rules.CommRange * w.rules.CommRange
+	for _, m := range w.outbox {
+		from := w.agentByID[m.from]
+		for _, to := range w.agents {
+			if to == from || !to.Alive {
+				continue
+			}
+			switch m.to {
+			case "all":
+			case "team":
+				if to.Team != from.Team {
+					continue
+				}
+			default:
+				if to.ID != m.to {
+					continue
+				}
+			}
+			if groundDist2(from.Pos, to.Pos) > commR2 {
+				continue
+			}
+			if w.rules.MessageDropProb > 0 && rng.Float64() < w.rules.MessageDropProb {
+				continue
+			}
+			if len(to.inbox) >= maxInbox {
+				to.inbox = append(to.inbox[:0], to.inbox[1:]...)
+			}
+			to.inbox = append(to.inbox, Message{From: m.from, Content: m.content, Tick: m.tick, To: m.to})
+		}
+	}
+	w.outbox = w.outbox[:0]
+}
+
+const maxInbox = 100

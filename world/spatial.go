@@ -1,0 +1,66 @@
+package world
+
+import "math"
+
+// bucketGrid is a uniform spatial hash of entity indices on the ground plane,
+// used to find what lies within a radius without scanning every entity.
+type bucketGrid struct {
+	minX, minZ float64
+	inv        float64
+	cols, rows int
+	cells      [][]int32
+}
+
+func newBucketGrid(b Bounds, size float64) *bucketGrid {
+	if size <= 0 {
+		size = 8
+	}
+	cols := max(1, int(math.Ceil(b.Width()/size)))
+	rows := max(1, int(math.Ceil(b.Depth()/size)))
+	return &bucketGrid{minX: b.MinX, minZ: b.MinZ, inv: 1 / size, cols: cols, rows: rows, cells: make([][]int32, cols*rows)}
+}
+
+func (g *bucketGrid) coord(x, z float64) (int, int) {
+	cx := int((x - g.minX) * g.inv)
+	cz := int((z - g.minZ) * g.inv)
+	return min(max(cx, 0), g.cols-1), min(max(cz, 0), g.rows-1)
+}
+
+func (g *bucketGrid) insert(idx int, p Vec3) {
+	cx, cz := g.coord(p[0], p[2])
+	c := cz*g.cols + cx
+	g.cells[c] = append(g.cells[c], int32(idx))
+}
+
+func (g *bucketGrid) remove(idx int, p Vec3) {
+	cx, cz := g.coord(p[0], p[2])
+	c := cz*g.cols + cx
+	cell := g.cells[c]
+	for i, v := range cell {
+		if v == int32(idx) {
+			g.cells[c] = append(cell[:i], cell[i+1:]...)
+			return
+		}
+	}
+}
+
+func (g *bucketGrid) reset() {
+	for i := range g.cells {
+		g.cells[i] = g.cells[i][:0]
+	}
+}
+
+// each calls fn for every index whose bucket overlaps the square around (x, z)
+// of half-side r. Callers filter by exact distance.
+func (g *bucketGrid) each(x, z, r float64, fn func(idx int)) {
+	x0, z0 := g.coord(x-r, z-r)
+	x1, z1 := g.coord(x+r, z+r)
+	for cz := z0; cz <= z1; cz++ {
+		row := cz * g.cols
+		for cx := x0; cx <= x1; cx++ {
+			for _, idx := range g.cells[row+cx] {
+				fn(int(idx))
+			}
+		}
+	}
+}
