@@ -20,6 +20,7 @@ type Forager struct {
 	rows    int
 	seen    []bool
 	avoid   map[string]int // resource name → tick until which it is skipped
+	known   map[string]world.Vec3 // resources seen before, by name
 	goal    world.Vec3     // where the current move_to leads
 	goalFor string         // resource name, "explore" or "flee"
 	moving  bool
@@ -41,7 +42,7 @@ func NewForager(info Info) *Forager {
 	rows := max(1, int(math.Ceil(info.Bounds.Depth()/cell)))
 	return &Forager{
 		info: info, rng: rand.New(rand.NewPCG(world.DeriveSeed(info.Seed, "bot:"+info.AgentID), 7)),
-		cell: cell, cols: cols, rows: rows, seen: make([]bool, cols*rows), avoid: map[string]int{},
+		cell: cell, cols: cols, rows: rows, seen: make([]bool, cols*rows), avoid: map[string]int{}, known: map[string]world.Vec3{},
 	}
 }
 
@@ -92,26 +93,26 @@ func (f *Forager) Decide(_ context.Context, obs *world.Observation) world.Decisi
 		}
 	}
 
-	// 2. Collect what is in reach, or walk to the nearest resource.
-	var target *world.EntityView
-	for i := range obs.NearbyResources {
-		r := &obs.NearbyResources[i]
-		if until, ok := f.avoid[r.Name]; ok && obs.Tick < until {
-			continue
+	// 2. Collect what is in reach, or walk to the nearest resource, seen now or
+	// remembered, that no other agent in sight is clearly closer to.
+	f.remember(obs)
+	if obs.InventoryUsed < obs.InventoryCap {
+		for i := range obs.NearbyResources {
+			r := &obs.NearbyResources[i]
+			if r.Distance < f.info.Rules.CollectRange-0.05 && !f.avoided(r.Name, obs.Tick) {
+				f.moving = false
+				delete(f.known, r.Name)
+				return world.Decision{Tool: "collect", Params: map[string]any{"target_name": r.Name},
+					Reasoning: fmt.Sprintf("%s is %.1f away, within collection range", r.Name, r.Distance)}
+			}
 		}
-		target = r
-		break
-	}
-	if target != nil && obs.InventoryUsed < obs.InventoryCap {
-		if target.Distance < f.info.Rules.CollectRange-0.05 {
-			f.moving = false
-			return world.Decision{Tool: "collect", Params: map[string]any{"target_name": target.Name},
-				Reasoning: fmt.Sprintf("%s is %.1f away, within collection range", target.Name, target.Distance)}
+		if name, pos, ok := f.pickResource(obs); ok {
+			if f.moving && f.goalFor == name {
+				return world.Idle("walking to " + name)
+			}
+			d := math.Hypot(pos[0]-obs.Position[0], pos[2]-obs.Position[2])
+			return f.move(pos, name, fmt.Sprintf("nearest uncontested resource %s is %.1f away", name, d))
 		}
-		if f.moving && f.goalFor == target.Name {
-			return world.Idle("walking to " + target.Name)
-		}
-		return f.move(target.Position, target.Name, fmt.Sprintf("nearest resource %s (%s) is %.1f away", target.Name, target.ResourceType, target.Distance))
 	}
 
 	// 3. Explore.
@@ -120,6 +121,65 @@ func (f *Forager) Decide(_ context.Context, obs *world.Observation) world.Decisi
 	}
 	to := f.exploreTarget(obs.Position)
 	return f.move(to, "explore", "no resource in sight, exploring unseen ground")
+}
+
+func (f *Forager) avoided(name string, tick int) bool {
+	until, ok := f.avoid[name]
+	return ok && tick < until
+}
+
+// maxKnown bounds the forager's memory of resources out of sight.
+const maxKnown = 48
+
+// remember adds visible resources to memory and forgets remembered ones that
+// should be in sight but are not (someone collected them).
+func (f *Forager) remember(obs *world.Observation) {
+	visible := make(map[string]bool, len(obs.NearbyResources))
+	for _, r := range obs.NearbyResources {
+		visible[r.Name] = true
+		if len(f.known) < maxKnown {
+			f.known[r.Name] = r.Position
+		}
+	}
+	near := 0.7 * obs.PerceptionRadius
+	for name, p := range f.known {
+		if !visible[name] && math.Hypot(p[0]-obs.Position[0], p[2]-obs.Position[2]) < near {
+			delete(f.known, name)
+		}
+	}
+}
+
+// pickResource chooses the nearest remembered resource (visible ones are
+// remembered too) that no visible agent is clearly closer to; ties go by name.
+func (f *Forager) pickResource(obs *world.Observation) (string, world.Vec3, bool) {
+	best, bestD, bestContested := "", math.Inf(1), true
+	var bestPos world.Vec3
+	for name, p := range f.known {
+		if f.avoided(name, obs.Tick) {
+			continue
+		}
+		d := math.Hypot(p[0]-obs.Position[0], p[2]-obs.Position[2])
+		contested := false
+		for _, a := range obs.NearbyAgents {
+			if math.Hypot(p[0]-a.Position[0], p[2]-a.Position[2])+1 < d {
+				contested = true
+				break
+			}
+		}
+		better := false
+		switch {
+		case contested != bestContested:
+			better = !contested
+		case d != bestD:
+			better = d < bestD
+		default:
+			better = name < best
+		}
+		if best == "" || better {
+			best, bestD, bestContested, bestPos = name, d, contested, p
+		}
+	}
+	return best, bestPos, best != ""
 }
 
 func (f *Forager) clamp(p world.Vec3) world.Vec3 {
@@ -139,8 +199,19 @@ func (f *Forager) cellIndex(x, z float64) int {
 
 func (f *Forager) markCell(p world.Vec3) { f.seen[f.cellIndex(p[0], p[2])] = true }
 
+// markSeen marks every exploration cell whose centre is within most of the
+// perception radius.
 func (f *Forager) markSeen(p world.Vec3) {
+	b := f.info.Bounds
+	r := 0.8 * f.info.Rules.PerceptionRadius
 	f.seen[f.cellIndex(p[0], p[2])] = true
+	for i := range f.seen {
+		cx := b.MinX + (float64(i%f.cols)+0.5)*f.cell
+		cz := b.MinZ + (float64(i/f.cols)+0.5)*f.cell
+		if math.Hypot(cx-p[0], cz-p[2]) < r {
+			f.seen[i] = true
+		}
+	}
 }
 
 // exploreTarget picks, at random among the three nearest, the centre of a

@@ -50,6 +50,8 @@ type Planner struct {
 	tileCost [3]float64
 
 	legs *legSearcher
+	// noDirect disables the direct pathing leg (for tests and experiments).
+	noDirect bool
 
 	// comp holds the 4-connected component label of each cell, -1 if Blocked.
 	comp []int32
@@ -60,7 +62,7 @@ type Planner struct {
 	startSearch, goalSearch *clusterSearch
 	astar                   absSearch
 	cellScratch             []Cell
-	route                   []Cell
+	route, route2           []Cell
 	smooth                  smoother
 }
 
@@ -309,28 +311,21 @@ func (p *Planner) FindPath(from, to Point) ([]Point, error) {
 	if reason := p.targetProblem(to, sc); reason != "" {
 		return nil, p.noPath(from, to, sc, reason)
 	}
-	gc := PointCell(to)
-	if !displaced {
-		// A clear straight line over Free cells cannot be beaten.
-		if p.grid.LineOfSight(from, to, Free) {
-			return []Point{from, to}, nil
-		}
-		if sc == gc && p.grid.LineOfSight(from, to, p.grid.At(sc)) {
-			return []Point{from, to}, nil
-		}
+	// A clear straight line over Free cells cannot be beaten.
+	if !displaced && p.grid.LineOfSight(from, to, Free) {
+		return []Point{from, to}, nil
 	}
-	route, err := p.findRoute(sc, gc)
+	_, path, err := p.plan(from, to, sc, PointCell(to), displaced)
 	if err != nil {
 		return nil, fmt.Errorf("nav: find path from %v to %v: %w", from, to, err)
 	}
-	p.route = route
-	return p.smooth.smooth(p.grid, from, to, route, displaced), nil
+	return path, nil
 }
 
 // FindCells returns the unsmoothed 4-connected cell route from from to to,
-// both inclusive. It fails with a *NoPathError if either cell is outside the
-// grid or Blocked, or if they are not connected. The slice is freshly
-// allocated.
+// both inclusive: the cell route FindPath(from.Center(), to.Center())
+// smooths. It fails with a *NoPathError if either cell is outside the grid
+// or Blocked, or if they are not connected. The slice is freshly allocated.
 func (p *Planner) FindCells(from, to Cell) ([]Cell, error) {
 	fp, tp := from.Center(), to.Center()
 	switch {
@@ -342,37 +337,72 @@ func (p *Planner) FindCells(from, to Cell) ([]Cell, error) {
 	if reason := p.targetProblem(tp, from); reason != "" {
 		return nil, p.noPath(fp, tp, from, reason)
 	}
-	route, err := p.findRoute(from, to)
+	route, _, err := p.plan(fp, tp, from, to, false)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("nav: find cells from %v to %v: %w", from, to, err)
 	}
 	return append([]Cell(nil), route...), nil
 }
 
-// findRoute returns the 4-connected route sc→gc (both walkable and
-// connected) in p's scratch buffer, valid until the next query.
-func (p *Planner) findRoute(sc, gc Cell) ([]Cell, error) {
-	route := p.route[:0]
+// directSlack is how much longer than the straight-line distance a smoothed
+// direct pathing leg may be and still be accepted without consulting the
+// abstract graph. quasilyte/pathing only moves in 4 directions and breaks
+// ties between equally cheap routes arbitrarily (often into L shapes), which
+// string pulling cannot always repair; the straight-line distance is a lower
+// bound on any path, so a leg within the slack is near-optimal.
+const directSlack = 0.01
+
+// plan computes the cell route sc→gc (both walkable and connected) and its
+// smoothed path from→to. The route lives in planner scratch memory and is
+// valid until the next query; the path is freshly allocated.
+//
+// Short queries (Manhattan distance <= 56) first try one direct
+// quasilyte/pathing leg. It is accepted if it is complete and its smoothed
+// length is within directSlack of the straight-line distance. Otherwise the
+// HPA* route is planned and smoothed too, and the cheaper of the two paths
+// (length plus hazard penalty) is returned.
+func (p *Planner) plan(from, to Point, sc, gc Cell, displaced bool) ([]Cell, []Point, error) {
 	if sc == gc {
-		return append(route, sc), nil
+		p.route = append(p.route[:0], sc)
+		return p.route, p.smooth.smooth(p.grid, from, to, p.route, displaced), nil
 	}
-	// Short queries: one direct quasilyte/pathing leg, accepted only if it
-	// is complete (a complete A* result within the search window is
-	// optimal for 4-connected costs).
-	if manhattan(sc, gc) <= maxLegSteps {
-		route = append(route, sc)
+	var (
+		direct     []Point
+		directCost float64
+	)
+	if !p.noDirect && manhattan(sc, gc) <= maxLegSteps {
+		route := append(p.route[:0], sc)
 		if r, res, ok := p.legs.leg(route, sc, gc); ok && !res.partial && r[len(r)-1] == gc {
 			p.route = r
-			return r, nil
+			direct = p.smooth.smooth(p.grid, from, to, r, displaced)
+			length := PathLength(direct)
+			origin := from
+			if displaced {
+				origin = sc.Center()
+				length -= from.Dist(origin)
+			}
+			if p.smooth.costlyCells() == 0 && length <= (1+directSlack)*origin.Dist(to) {
+				return r, direct, nil
+			}
+			directCost = p.pathCost(direct)
 		}
-		route = route[:0]
 	}
-	r, err := p.hpaRoute(route, sc, gc)
+	r, err := p.hpaRoute(p.route2[:0], sc, gc)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	p.route = r
-	return r, nil
+	p.route2 = r
+	path := p.smooth.smooth(p.grid, from, to, r, displaced)
+	if direct != nil && directCost < p.pathCost(path) {
+		return p.route, direct, nil
+	}
+	return r, path, nil
+}
+
+// pathCost estimates the cost of the last smoothed path: its length plus
+// the extra cost of the Costly cells of its route.
+func (p *Planner) pathCost(path []Point) float64 {
+	return PathLength(path) + float64(p.smooth.costlyCells())*(p.tileCost[Costly]-1)
 }
 
 func manhattan(a, b Cell) int {

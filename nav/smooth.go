@@ -20,6 +20,9 @@ func (s *smoother) maxTile(i, j int) Tile {
 	return Free
 }
 
+// costlyCells returns the number of Costly cells on the last smoothed route.
+func (s *smoother) costlyCells() int { return int(s.costly[len(s.costly)-1]) }
+
 func (s *smoother) visible(g *Grid, i, j int) bool {
 	return g.LineOfSight(s.pts[i], s.pts[j], s.maxTile(i, j))
 }

@@ -67,3 +67,8 @@ func clamp(v, lo, hi float64) float64 {
 }
 
 func hypot(a, b float64) float64 { return math.Hypot(a, b) }
+
+// GroundDistTo is the ground distance from an agent to (x, z).
+func (w *World) GroundDistTo(a *Agent, x, z float64) float64 {
+	return GroundDist(a.Pos, Vec3{x, 0, z})
+}
