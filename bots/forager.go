@@ -19,10 +19,10 @@ type Forager struct {
 	cols    int
 	rows    int
 	seen    []bool
-	avoid   map[string]int // resource name → tick until which it is skipped
+	avoid   map[string]int        // resource name → tick until which it is skipped
 	known   map[string]world.Vec3 // resources seen before, by name
-	goal    world.Vec3     // where the current move_to leads
-	goalFor string         // resource name, "explore" or "flee"
+	goal    world.Vec3            // where the current move_to leads
+	goalFor string                // resource name, "explore" or "flee"
 	moving  bool
 	failure world.ActionResult // the last failure already acted on
 }
@@ -37,7 +37,8 @@ func (f *Forager) seenFailure(r *world.ActionResult) bool {
 
 // NewForager creates a forager for one agent.
 func NewForager(info Info) *Forager {
-	cell := math.Max(info.Rules.PerceptionRadius, 4)
+	// Exploration cells: about a perception radius wide, at most 16 per side.
+	cell := math.Max(math.Max(info.Rules.PerceptionRadius, 4), math.Max(info.Bounds.Width(), info.Bounds.Depth())/16)
 	cols := max(1, int(math.Ceil(info.Bounds.Width()/cell)))
 	rows := max(1, int(math.Ceil(info.Bounds.Depth()/cell)))
 	return &Forager{
@@ -64,15 +65,9 @@ func (f *Forager) Decide(_ context.Context, obs *world.Observation) world.Decisi
 		f.moving = false
 	}
 	if r := obs.LastActionResult; r != nil && !r.Success && !f.seenFailure(r) {
-		// A resource we could not reach or collect is skipped for a while; an
-		// exploration goal that failed is marked as seen.
-		if f.goalFor != "explore" && f.goalFor != "flee" && f.goalFor != "" {
-			f.avoid[f.goalFor] = obs.Tick + 100
-		} else if f.goalFor == "explore" {
-			f.markCell(f.goal)
+		if d := f.onFailure(r, obs); d != nil {
+			return *d
 		}
-		f.moving = false
-		f.goalFor = ""
 	}
 
 	// 1. Get out of hazards (and off their edges).
@@ -82,7 +77,7 @@ func (f *Forager) Decide(_ context.Context, obs *world.Observation) world.Decisi
 				return world.Idle("leaving " + h.Name)
 			}
 			dx, dz := obs.Position[0]-h.Position[0], obs.Position[2]-h.Position[2]
-			d := math.Hypot(dx, dz)
+			d := hypot(dx, dz)
 			if d < 1e-6 {
 				ang := f.rng.Float64() * 2 * math.Pi
 				dx, dz, d = math.Cos(ang), math.Sin(ang), 1
@@ -106,11 +101,18 @@ func (f *Forager) Decide(_ context.Context, obs *world.Observation) world.Decisi
 					Reasoning: fmt.Sprintf("%s is %.1f away, within collection range", r.Name, r.Distance)}
 			}
 		}
+		// Keep walking to the resource already chosen while it is still there;
+		// switching targets every time another agent moves only wastes steps.
+		if f.moving && f.goalFor != "explore" && f.goalFor != "flee" && !f.avoided(f.goalFor, obs.Tick) {
+			if _, ok := f.known[f.goalFor]; ok {
+				return world.Idle("walking to " + f.goalFor)
+			}
+		}
 		if name, pos, ok := f.pickResource(obs); ok {
 			if f.moving && f.goalFor == name {
 				return world.Idle("walking to " + name)
 			}
-			d := math.Hypot(pos[0]-obs.Position[0], pos[2]-obs.Position[2])
+			d := hypot(pos[0]-obs.Position[0], pos[2]-obs.Position[2])
 			return f.move(pos, name, fmt.Sprintf("nearest uncontested resource %s is %.1f away", name, d))
 		}
 	}
@@ -121,6 +123,53 @@ func (f *Forager) Decide(_ context.Context, obs *world.Observation) world.Decisi
 	}
 	to := f.exploreTarget(obs.Position)
 	return f.move(to, "explore", "no resource in sight, exploring unseen ground")
+}
+
+// onFailure reacts to a failed action. A target that cannot be reached but has a
+// reachable point close enough (a resource at the foot of a tree, an
+// exploration point inside a rock) is approached from that point; otherwise a
+// resource is skipped for a while.
+func (f *Forager) onFailure(r *world.ActionResult, obs *world.Observation) *world.Decision {
+	goal, goalFor := f.goal, f.goalFor
+	f.moving, f.goalFor = false, ""
+	if goalFor == "" || goalFor == "flee" {
+		return nil
+	}
+	if near, ok := vecOf(r.Data["nearest_reachable"]); ok && r.ErrorCode == world.CodeNoPath && hypot(near[0]-obs.Position[0], near[2]-obs.Position[2]) > 0.5 {
+		gap := hypot(near[0]-goal[0], near[2]-goal[2])
+		if goalFor == "explore" || gap < f.info.Rules.CollectRange-0.1 {
+			d := f.move(near, goalFor, fmt.Sprintf("%s cannot be reached; going to the nearest reachable point", goalFor))
+			return &d
+		}
+	}
+	if goalFor == "explore" {
+		f.markCell(goal)
+	} else {
+		f.avoid[goalFor] = obs.Tick + 100
+	}
+	return nil
+}
+
+// vecOf reads a position from result data: a Vec3 in process, a list over the wire.
+func vecOf(v any) (world.Vec3, bool) {
+	switch p := v.(type) {
+	case world.Vec3:
+		return p, true
+	case []any:
+		if len(p) != 3 {
+			return world.Vec3{}, false
+		}
+		var out world.Vec3
+		for i, c := range p {
+			f, ok := c.(float64)
+			if !ok {
+				return world.Vec3{}, false
+			}
+			out[i] = f
+		}
+		return out, true
+	}
+	return world.Vec3{}, false
 }
 
 func (f *Forager) avoided(name string, tick int) bool {
@@ -143,7 +192,7 @@ func (f *Forager) remember(obs *world.Observation) {
 	}
 	near := 0.7 * obs.PerceptionRadius
 	for name, p := range f.known {
-		if !visible[name] && math.Hypot(p[0]-obs.Position[0], p[2]-obs.Position[2]) < near {
+		if !visible[name] && hypot(p[0]-obs.Position[0], p[2]-obs.Position[2]) < near {
 			delete(f.known, name)
 		}
 	}
@@ -158,10 +207,10 @@ func (f *Forager) pickResource(obs *world.Observation) (string, world.Vec3, bool
 		if f.avoided(name, obs.Tick) {
 			continue
 		}
-		d := math.Hypot(p[0]-obs.Position[0], p[2]-obs.Position[2])
+		d := hypot(p[0]-obs.Position[0], p[2]-obs.Position[2])
 		contested := false
 		for _, a := range obs.NearbyAgents {
-			if math.Hypot(p[0]-a.Position[0], p[2]-a.Position[2])+1 < d {
+			if hypot(p[0]-a.Position[0], p[2]-a.Position[2])+1 < d {
 				contested = true
 				break
 			}
@@ -190,10 +239,13 @@ func (f *Forager) clamp(p world.Vec3) world.Vec3 {
 	return p
 }
 
-func (f *Forager) cellIndex(x, z float64) int {
+func (f *Forager) cellXZ(x, z float64) (int, int) {
 	b := f.info.Bounds
-	cx := min(max(int((x-b.MinX)/f.cell), 0), f.cols-1)
-	cz := min(max(int((z-b.MinZ)/f.cell), 0), f.rows-1)
+	return min(max(int((x-b.MinX)/f.cell), 0), f.cols-1), min(max(int((z-b.MinZ)/f.cell), 0), f.rows-1)
+}
+
+func (f *Forager) cellIndex(x, z float64) int {
+	cx, cz := f.cellXZ(x, z)
 	return cz*f.cols + cx
 }
 
@@ -205,11 +257,15 @@ func (f *Forager) markSeen(p world.Vec3) {
 	b := f.info.Bounds
 	r := 0.8 * f.info.Rules.PerceptionRadius
 	f.seen[f.cellIndex(p[0], p[2])] = true
-	for i := range f.seen {
-		cx := b.MinX + (float64(i%f.cols)+0.5)*f.cell
-		cz := b.MinZ + (float64(i/f.cols)+0.5)*f.cell
-		if math.Hypot(cx-p[0], cz-p[2]) < r {
-			f.seen[i] = true
+	x0, z0 := f.cellXZ(p[0]-r, p[2]-r)
+	x1, z1 := f.cellXZ(p[0]+r, p[2]+r)
+	for cz := z0; cz <= z1; cz++ {
+		for cx := x0; cx <= x1; cx++ {
+			dx := b.MinX + (float64(cx)+0.5)*f.cell - p[0]
+			dz := b.MinZ + (float64(cz)+0.5)*f.cell - p[2]
+			if dx*dx+dz*dz < r*r {
+				f.seen[cz*f.cols+cx] = true
+			}
 		}
 	}
 }
@@ -231,7 +287,8 @@ func (f *Forager) exploreTarget(from world.Vec3) world.Vec3 {
 			}
 			cx, cz := i%f.cols, i/f.cols
 			p := f.clamp(world.Vec3{b.MinX + (float64(cx)+0.5)*f.cell, 0, b.MinZ + (float64(cz)+0.5)*f.cell})
-			d := math.Hypot(p[0]-from[0], p[2]-from[2])
+			dx, dz := p[0]-from[0], p[2]-from[2]
+			d := dx*dx + dz*dz // squared: only the order matters
 			c := cand{p, d}
 			// insert into the sorted top three
 			for k := 0; k < 3; k++ {
@@ -253,3 +310,7 @@ func (f *Forager) exploreTarget(from world.Vec3) world.Vec3 {
 	}
 	return best[f.rng.IntN(n)].p
 }
+
+// hypot is math.Hypot without its overflow care, which costs more than the
+// whole distance on these small numbers.
+func hypot(x, y float64) float64 { return math.Sqrt(x*x + y*y) }

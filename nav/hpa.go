@@ -32,7 +32,7 @@ type abstractGraph struct {
 
 type absEdge struct {
 	to   int32
-	cost float64
+	cost float32
 }
 
 // clusterRect returns the origin and size of cluster cl.
@@ -94,8 +94,8 @@ func (p *Planner) buildAbstract() *abstractGraph {
 	}
 	link := func(c1, c2 Cell) {
 		n1, n2 := node(c1), node(c2)
-		adj[n1] = append(adj[n1], absEdge{n2, p.tileCost[g.At(c2)]})
-		adj[n2] = append(adj[n2], absEdge{n1, p.tileCost[g.At(c1)]})
+		adj[n1] = append(adj[n1], absEdge{n2, float32(p.tileCost[g.At(c2)])})
+		adj[n2] = append(adj[n2], absEdge{n1, float32(p.tileCost[g.At(c1)])})
 	}
 	var offs []int
 	// scanBorder walks the border cells (first side, second side) given by
@@ -160,14 +160,14 @@ func (p *Planner) buildAbstract() *abstractGraph {
 	for cl := 0; cl < ncl; cl++ {
 		members := a.clNodes[a.clStart[cl]:a.clStart[cl+1]]
 		for _, id := range members {
-			p.runCluster(s, cl, a.nodeCell[id], false)
+			p.runCluster(s, cl, a.nodeCell[id], false, nil)
 			copy(a.trees[int(id)*cs2:], s.par[:s.w*s.h])
 			for _, other := range members {
 				if other == id {
 					continue
 				}
 				if d := s.distTo(a.nodeCell[other]); !math.IsInf(d, 1) {
-					adj[id] = append(adj[id], absEdge{other, d})
+					adj[id] = append(adj[id], absEdge{other, float32(d)})
 				}
 			}
 		}
@@ -186,33 +186,56 @@ func (p *Planner) buildAbstract() *abstractGraph {
 
 // absSearch is the scratch state of the abstract A*.
 type absSearch struct {
-	g      []float64
-	par    []int32
-	seen   []uint32
-	closed []uint32
-	gen    uint32
-	heap   minHeap
-	path   []int32
+	state   []absState
+	pos     []int32 // heap positions; -1 once closed
+	gen     uint32
+	heap    indexedHeap
+	path    []int32
+	targets []Cell
+}
+
+// absState is one node's A* state; it is valid only if gen matches.
+type absState struct {
+	g   float64
+	par int32
+	gen uint32
+	pos int32 // heap position while open; -1 once closed
 }
 
 func (s *absSearch) prepare(n int) {
-	if len(s.g) < n {
-		s.g = make([]float64, n)
-		s.par = make([]int32, n)
-		s.seen = make([]uint32, n)
-		s.closed = make([]uint32, n)
+	if len(s.state) < n {
+		s.state = make([]absState, n)
+		s.pos = make([]int32, n)
 		s.gen = 0
 	}
 	s.gen++
 	if s.gen == 0 { // wrapped: clear stamps
-		clear(s.seen)
-		clear(s.closed)
+		clear(s.state)
 		s.gen = 1
 	}
 	s.heap.reset()
 }
 
+// heuristicWeight scales the octile heuristic of the abstract A*. 1 keeps
+// the abstract search optimal; larger values expand far fewer nodes on
+// large open maps at some cost in path length (measured on random512-10-0:
+// 1.1 is about 4x faster, with a 1.5% longer mean path).
+const heuristicWeight = 1.0
+
+// tieBreak makes A* prefer deeper nodes among equal f values, which avoids
+// expanding whole plateaus of equally good nodes in open terrain.
+const tieBreak = 1e-9
+
 var errNoAbstractRoute = errors.New("internal error: abstract graph has no route between connected cells")
+
+// clusterNodeCells appends the cells of cluster cl's nodes to dst.
+func (p *Planner) clusterNodeCells(dst []Cell, cl int) []Cell {
+	a := p.abs
+	for _, m := range a.clNodes[a.clStart[cl]:a.clStart[cl+1]] {
+		dst = append(dst, a.nodeCell[m])
+	}
+	return dst
+}
 
 // hpaRoute appends the route sc→gc (sc included) to dst: start and goal are
 // inserted into their clusters by cluster-restricted Dijkstra, A* runs over
@@ -221,8 +244,17 @@ func (p *Planner) hpaRoute(dst []Cell, sc, gc Cell) ([]Cell, error) {
 	a := p.abs
 	cls, clg := p.clusterOf(sc), p.clusterOf(gc)
 	ss, gs := p.startSearch, p.goalSearch
-	p.runCluster(ss, cls, sc, false)
-	p.runCluster(gs, clg, gc, true)
+	// Insert start and goal: cluster-restricted searches that stop once
+	// every node of the cluster (and, in a shared cluster, the other
+	// endpoint) is settled.
+	s := &p.astar
+	s.targets = p.clusterNodeCells(s.targets[:0], cls)
+	if cls == clg {
+		s.targets = append(s.targets, gc)
+	}
+	p.runCluster(ss, cls, sc, false, s.targets)
+	s.targets = p.clusterNodeCells(s.targets[:0], clg)
+	p.runCluster(gs, clg, gc, true, s.targets)
 
 	best := math.Inf(1)
 	bestLast := int32(-1) // -1: direct path inside the shared cluster
@@ -230,27 +262,26 @@ func (p *Planner) hpaRoute(dst []Cell, sc, gc Cell) ([]Cell, error) {
 		best = ss.distTo(gc)
 	}
 
-	s := &p.astar
 	s.prepare(len(a.nodeCell))
+	st := s.state
+	const w = heuristicWeight
 	for _, m := range a.clNodes[a.clStart[cls]:a.clStart[cls+1]] {
 		d := ss.distTo(a.nodeCell[m])
 		if math.IsInf(d, 1) {
 			continue
 		}
-		s.g[m], s.par[m], s.seen[m] = d, -1, s.gen
-		s.heap.push(d+octile(a.nodeCell[m], gc), m)
+		st[m] = absState{g: d, par: -1, gen: s.gen}
+		s.pos[m] = 0
+		s.heap.push(d+w*octile(a.nodeCell[m], gc)-tieBreak*d, m, s.pos)
 	}
 	for s.heap.len() > 0 {
-		it := s.heap.pop()
+		it := s.heap.pop(s.pos)
 		if it.key >= best {
 			break
 		}
 		u := it.val
-		if s.closed[u] == s.gen {
-			continue
-		}
-		s.closed[u] = s.gen
-		gu := s.g[u]
+		s.pos[u] = -1
+		gu := st[u].g
 		if int(a.nodeCluster[u]) == clg {
 			if d := gs.distTo(a.nodeCell[u]); gu+d < best {
 				best, bestLast = gu+d, u
@@ -258,13 +289,15 @@ func (p *Planner) hpaRoute(dst []Cell, sc, gc Cell) ([]Cell, error) {
 		}
 		for _, e := range a.edges[a.edgeStart[u]:a.edgeStart[u+1]] {
 			v := e.to
-			ng := gu + e.cost
-			if s.seen[v] != s.gen || ng < s.g[v] {
-				if s.closed[v] == s.gen {
-					continue // consistent heuristic: closed nodes are final
-				}
-				s.g[v], s.par[v], s.seen[v] = ng, u, s.gen
-				s.heap.push(ng+octile(a.nodeCell[v], gc), v)
+			ng := gu + float64(e.cost)
+			sv := &st[v]
+			if sv.gen != s.gen {
+				*sv = absState{g: ng, par: u, gen: s.gen}
+				s.pos[v] = 0
+				s.heap.push(ng+w*octile(a.nodeCell[v], gc)-tieBreak*ng, v, s.pos)
+			} else if ng < sv.g && s.pos[v] >= 0 {
+				sv.g, sv.par = ng, u
+				s.heap.decrease(v, ng+w*octile(a.nodeCell[v], gc)-tieBreak*ng, s.pos)
 			}
 		}
 	}
@@ -277,7 +310,7 @@ func (p *Planner) hpaRoute(dst []Cell, sc, gc Cell) ([]Cell, error) {
 		return p.appendTreePath(dst, ss.par, ss.x0, ss.y0, ss.w, false, sc, gc, &p.cellScratch), nil
 	}
 	path := s.path[:0]
-	for n := bestLast; n >= 0; n = s.par[n] {
+	for n := bestLast; n >= 0; n = st[n].par {
 		path = append(path, n)
 	}
 	s.path = path

@@ -356,7 +356,7 @@ const directSlack = 0.01
 // smoothed path from→to. The route lives in planner scratch memory and is
 // valid until the next query; the path is freshly allocated.
 //
-// Short queries (Manhattan distance <= 56) first try one direct
+// Short queries (Manhattan distance <= 56) first try a direct
 // quasilyte/pathing leg. It is accepted if it is complete and its smoothed
 // length is within directSlack of the straight-line distance. Otherwise the
 // HPA* route is planned and smoothed too, and the cheaper of the two paths
@@ -371,8 +371,11 @@ func (p *Planner) plan(from, to Point, sc, gc Cell, displaced bool) ([]Cell, []P
 		directCost float64
 	)
 	if !p.noDirect && manhattan(sc, gc) <= maxLegSteps {
-		route := append(p.route[:0], sc)
-		if r, res, ok := p.legs.leg(route, sc, gc); ok && !res.partial && r[len(r)-1] == gc {
+		// Chaining is capped at 57 steps. With uniform costs a partial first
+		// call proves that no route of 56 steps or fewer exists, so an
+		// accepted chained route is still a shortest one, never a dead-end
+		// detour; the cap also admits the library's exact-57-step results.
+		if r, ok := p.legs.chainLeg(p.route[:0], sc, gc, maxLegSteps+1); ok {
 			p.route = r
 			direct = p.smooth.smooth(p.grid, from, to, r, displaced)
 			length := PathLength(direct)

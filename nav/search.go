@@ -76,6 +76,78 @@ func (h *minHeap) pop() heapItem {
 	return top
 }
 
+// indexedHeap is a binary min-heap with decrease-key. pos[v] holds the
+// index in items of each queued value v; the caller owns pos and marks
+// values that are not queued itself.
+type indexedHeap struct {
+	items []heapItem
+}
+
+func (h *indexedHeap) reset()   { h.items = h.items[:0] }
+func (h *indexedHeap) len() int { return len(h.items) }
+
+// push inserts val with key.
+func (h *indexedHeap) push(key float64, val int32, pos []int32) {
+	h.items = append(h.items, heapItem{key, val})
+	h.up(len(h.items)-1, pos)
+}
+
+// decrease lowers the key of the queued val.
+func (h *indexedHeap) decrease(val int32, key float64, pos []int32) {
+	i := pos[val]
+	h.items[i].key = key
+	h.up(int(i), pos)
+}
+
+func (h *indexedHeap) up(i int, pos []int32) {
+	it := h.items
+	x := it[i]
+	for i > 0 {
+		j := (i - 1) / 2
+		if it[j].key <= x.key {
+			break
+		}
+		it[i] = it[j]
+		pos[it[i].val] = int32(i)
+		i = j
+	}
+	it[i] = x
+	pos[x.val] = int32(i)
+}
+
+// pop removes and returns the minimum. Its pos entry is left stale.
+func (h *indexedHeap) pop(pos []int32) heapItem {
+	it := h.items
+	top := it[0]
+	n := len(it) - 1
+	x := it[n]
+	it = it[:n]
+	h.items = it
+	if n == 0 {
+		return top
+	}
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && it[r].key < it[l].key {
+			m = r
+		}
+		if x.key <= it[m].key {
+			break
+		}
+		it[i] = it[m]
+		pos[it[i].val] = int32(i)
+		i = m
+	}
+	it[i] = x
+	pos[x.val] = int32(i)
+	return top
+}
+
 // clusterSearch holds the result of one cluster-restricted Dijkstra: for
 // each local cell (index (y-y0)*w + (x-x0)), its distance and the direction
 // index (into dir8) of the move that links it to the search tree. In a
@@ -84,27 +156,31 @@ func (h *minHeap) pop() heapItem {
 type clusterSearch struct {
 	dist         []float64
 	par          []uint8
-	heap         minHeap
+	cost         []float64 // tile cost of each local cell, +Inf if Blocked
+	mark         []uint32  // mark[i] == gen: cell i is a target not yet settled
+	pos          []int32   // heap positions; -1 once settled
+	gen          uint32
+	heap         indexedHeap
 	x0, y0, w, h int
-	reverse      bool
-	root         Cell
-	cluster      int
 }
 
 func newClusterSearch(cs int) *clusterSearch {
-	return &clusterSearch{dist: make([]float64, cs*cs), par: make([]uint8, cs*cs)}
+	n := cs * cs
+	return &clusterSearch{
+		dist: make([]float64, n),
+		par:  make([]uint8, n),
+		cost: make([]float64, n),
+		mark: make([]uint32, n),
+		pos:  make([]int32, n),
+	}
 }
 
 func (s *clusterSearch) local(c Cell) int { return (c.Y-s.y0)*s.w + (c.X - s.x0) }
 
-func (s *clusterSearch) inside(x, y int) bool {
-	return uint(x-s.x0) < uint(s.w) && uint(y-s.y0) < uint(s.h)
-}
-
 func (s *clusterSearch) distTo(c Cell) float64 { return s.dist[s.local(c)] }
 
 // moveCost returns the cost of moving from (x, y) by dir8[d], or +Inf if the
-// move is not allowed. The destination must be in bounds.
+// move is not allowed.
 func (p *Planner) moveCost(x, y, d int) float64 {
 	m := dir8[d]
 	tv := p.grid.at(x+m.dx, y+m.dy)
@@ -119,61 +195,114 @@ func (p *Planner) moveCost(x, y, d int) float64 {
 	if t1 == Blocked || t2 == Blocked {
 		return math.Inf(1)
 	}
-	return sqrt2 * math.Max(p.tileCost[tv], math.Min(p.tileCost[t1], p.tileCost[t2]))
+	return diagCost(p.tileCost[tv], p.tileCost[t1], p.tileCost[t2])
+}
+
+// diagCost is the cost of a diagonal move entering a cell of cost cv
+// between orthogonal cells of costs c1 and c2 (all finite).
+func diagCost(cv, c1, c2 float64) float64 {
+	m := c1
+	if c2 < m {
+		m = c2
+	}
+	if cv > m {
+		m = cv
+	}
+	return sqrt2 * m
 }
 
 // runCluster runs Dijkstra from root restricted to cluster cl. A forward
 // search computes costs root→cell; a reverse search computes costs
-// cell→root.
-func (p *Planner) runCluster(s *clusterSearch, cl int, root Cell, reverse bool) {
-	s.x0, s.y0, s.w, s.h = p.clusterRect(cl)
-	s.reverse, s.root, s.cluster = reverse, root, cl
-	n := s.w * s.h
+// cell→root. If targets is not empty, the search stops once all of them
+// (cells of the cluster) are settled; unsettled cells then hold upper bounds
+// or +Inf and must not be used.
+func (p *Planner) runCluster(s *clusterSearch, cl int, root Cell, reverse bool, targets []Cell) {
+	x0, y0, w, h := p.clusterRect(cl)
+	s.x0, s.y0, s.w, s.h = x0, y0, w, h
+	n := w * h
 	inf := math.Inf(1)
-	for i := 0; i < n; i++ {
-		s.dist[i] = inf
-		s.par[i] = noParent
+	cols := p.grid.cols
+	for y := 0; y < h; y++ {
+		row := p.grid.tiles[(y0+y)*cols+x0 : (y0+y)*cols+x0+w]
+		dst := s.cost[y*w : y*w+w]
+		for x, t := range row {
+			dst[x] = p.tileCost[t]
+		}
+	}
+	dist, par, cost, pos := s.dist[:n], s.par[:n], s.cost[:n], s.pos[:n]
+	for i := range dist {
+		dist[i] = inf
+		par[i] = noParent
+		pos[i] = 0
+	}
+	s.gen++
+	if s.gen == 0 {
+		clear(s.mark)
+		s.gen = 1
+	}
+	remaining := 0
+	for _, t := range targets {
+		if i := s.local(t); s.mark[i] != s.gen {
+			s.mark[i] = s.gen
+			remaining++
+		}
 	}
 	s.heap.reset()
 	r := s.local(root)
-	s.dist[r] = 0
-	s.heap.push(0, int32(r))
+	dist[r] = 0
+	s.heap.push(0, int32(r), pos)
 	for s.heap.len() > 0 {
-		it := s.heap.pop()
+		it := s.heap.pop(pos)
 		u := int(it.val)
-		if it.key > s.dist[u] {
-			continue
+		pos[u] = -1
+		if remaining > 0 && s.mark[u] == s.gen {
+			s.mark[u] = 0
+			if remaining--; remaining == 0 {
+				break
+			}
 		}
-		ux, uy := s.x0+u%s.w, s.y0+u/s.w
+		ux, uy := u%w, u/w
 		for d := range dir8 {
 			m := dir8[d]
-			var vx, vy int
-			var c float64
+			var vx, vy, src, dst int
 			if reverse {
 				// Predecessor v moves by d into u.
 				vx, vy = ux-m.dx, uy-m.dy
-				if !s.inside(vx, vy) {
-					continue
-				}
-				if p.grid.at(vx, vy) == Blocked {
-					continue
-				}
-				c = p.moveCost(vx, vy, d)
 			} else {
 				vx, vy = ux+m.dx, uy+m.dy
-				if !s.inside(vx, vy) {
-					continue
-				}
-				c = p.moveCost(ux, uy, d)
 			}
-			if math.IsInf(c, 1) {
+			if uint(vx) >= uint(w) || uint(vy) >= uint(h) {
 				continue
 			}
-			v := (vy-s.y0)*s.w + (vx - s.x0)
-			if nd := it.key + c; nd < s.dist[v] {
-				s.dist[v] = nd
-				s.par[v] = uint8(d)
-				s.heap.push(nd, int32(v))
+			v := vy*w + vx
+			if cost[v] == inf {
+				continue
+			}
+			if reverse {
+				src, dst = v, u
+			} else {
+				src, dst = u, v
+			}
+			c := cost[dst]
+			if d >= 4 {
+				c1, c2 := cost[src+m.dx], cost[src+m.dy*w]
+				if c1 == inf || c2 == inf {
+					continue
+				}
+				c = diagCost(c, c1, c2)
+			}
+			if nd := it.key + c; nd < dist[v] {
+				if pos[v] < 0 {
+					continue // settled (only possible through rounding)
+				}
+				queued := dist[v] != inf
+				dist[v] = nd
+				par[v] = uint8(d)
+				if queued {
+					s.heap.decrease(int32(v), nd, pos)
+				} else {
+					s.heap.push(nd, int32(v), pos)
+				}
 			}
 		}
 	}

@@ -41,6 +41,15 @@ func (s *Scenario) validate() error {
 		return v.err()
 	}
 	b := s.bounds()
+	if b.Width() > MaxWorldSide || b.Depth() > MaxWorldSide {
+		v.add("size", fmt.Sprintf("the world may be at most %g units on a side, got %gx%g", float64(MaxWorldSide), b.Width(), b.Depth()))
+		return v.err()
+	}
+	if cells := (b.Width() / s.CellSize) * (b.Depth() / s.CellSize); cells > MaxCells {
+		v.add("cell_size", fmt.Sprintf("a %gx%g world with cell size %g has %.0f navigation cells; the limit is %d (use a larger cell_size)",
+			b.Width(), b.Depth(), s.CellSize, cells, MaxCells))
+		return v.err()
+	}
 	v.terrain(s.Terrain)
 	v.rules(s.Rules)
 
@@ -169,8 +178,8 @@ func (s *Scenario) validate() error {
 	if a.Count < 0 || a.Max < a.Count {
 		v.add("agents", fmt.Sprintf("count %d must be between 1 and max %d", a.Count, a.Max))
 	}
-	if a.Max > 100000 {
-		v.add("agents.max", "must be at most 100000")
+	if a.Max > MaxAgents {
+		v.add("agents.max", fmt.Sprintf("must be at most %d", MaxAgents))
 	}
 	if a.Speed < 0 {
 		v.add("agents.speed", "must not be negative")
@@ -218,6 +227,13 @@ func (s *Scenario) validate() error {
 	}
 	return v.err()
 }
+
+// Limits on what a scenario may ask for.
+const (
+	MaxWorldSide = 8192    // units
+	MaxCells     = 1 << 22 // navigation cells (2048×2048)
+	MaxAgents    = 10000
+)
 
 type validator struct {
 	file string

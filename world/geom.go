@@ -26,7 +26,8 @@ func (v Vec3) Finite() bool {
 
 // GroundDist is the distance between a and b on the ground plane (x, z).
 func GroundDist(a, b Vec3) float64 {
-	return math.Hypot(a[0]-b[0], a[2]-b[2])
+	dx, dz := a[0]-b[0], a[2]-b[2]
+	return math.Sqrt(dx*dx + dz*dz)
 }
 
 func groundDist2(a, b Vec3) float64 {
@@ -66,7 +67,7 @@ func clamp(v, lo, hi float64) float64 {
 	return v
 }
 
-func hypot(a, b float64) float64 { return math.Hypot(a, b) }
+func hypot(a, b float64) float64 { return math.Sqrt(a*a + b*b) }
 
 // GroundDistTo is the ground distance from an agent to (x, z).
 func (w *World) GroundDistTo(a *Agent, x, z float64) float64 {

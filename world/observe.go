@@ -1,8 +1,11 @@
 package world
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/arena-sim/arena/nav"
 )
@@ -14,6 +17,33 @@ type viewer struct {
 	self   *Agent
 	radius float64
 	sight  bool
+	cands  []cand
+}
+
+// cand is an entity found within range, sorted before its view is built so
+// that the (large) views are never moved by the sort.
+type cand struct {
+	d    float64
+	name string
+	idx  int
+}
+
+func (v *viewer) add(d float64, name string, idx int) {
+	v.cands = append(v.cands, cand{round2(d), name, idx})
+}
+
+// sorted sorts the candidates nearest first (ties by name) and returns them,
+// resetting the list for the next kind.
+func (v *viewer) sorted() []cand {
+	c := v.cands
+	slices.SortFunc(c, func(a, b cand) int {
+		if a.d != b.d {
+			return cmp.Compare(a.d, b.d)
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	v.cands = c[:0]
+	return c
 }
 
 func (v *viewer) visible(p Vec3) (float64, bool) {
@@ -58,10 +88,14 @@ func (v *viewer) resources(dst []EntityView) []EntityView {
 			return
 		}
 		if d, ok := v.visible(r.Pos); ok {
-			dst = append(dst, EntityView{Name: r.Name, Type: "resource", ResourceType: r.ResourceType,
-				Position: roundVec(r.Pos), Distance: d, Amount: r.Amount})
+			v.add(d, r.Name, i)
 		}
 	})
+	for _, c := range v.sorted() {
+		r := w.resources[c.idx]
+		dst = append(dst, EntityView{Name: r.Name, Type: "resource", ResourceType: r.ResourceType,
+			Position: roundVec(r.Pos), Distance: c.d, Amount: r.Amount})
+	}
 	return dst
 }
 
@@ -70,11 +104,15 @@ func (v *viewer) stations(dst []EntityView) []EntityView {
 	w.stationIdx.each(v.self.Pos[0], v.self.Pos[2], v.radius, func(i int) {
 		s := w.stations[i]
 		if d, ok := v.visible(s.Pos); ok {
-			inUse := s.InUseBy != "" && s.InUseBy != v.self.ID
-			dst = append(dst, EntityView{Name: s.Name, Type: "station", StationType: s.StationType,
-				Position: roundVec(s.Pos), Distance: d, InUse: &inUse})
+			v.add(d, s.Name, i)
 		}
 	})
+	for _, c := range v.sorted() {
+		s := w.stations[c.idx]
+		inUse := s.InUseBy != "" && s.InUseBy != v.self.ID
+		dst = append(dst, EntityView{Name: s.Name, Type: "station", StationType: s.StationType,
+			Position: roundVec(s.Pos), Distance: c.d, InUse: &inUse})
+	}
 	return dst
 }
 
@@ -91,10 +129,14 @@ func (v *viewer) hazards(dst []EntityView) []EntityView {
 		if v.sight && d > h.Radius && !w.lineOfSight(v.self.Pos, h.Pos, d) {
 			return
 		}
-		dst = append(dst, EntityView{Name: h.Name, Type: "hazard", HazardType: h.HazardType,
-			Position: roundVec(h.Pos), Distance: round2(d), Radius: h.Radius,
-			EntryDamage: h.EntryDamage, DamagePerSecond: h.DamagePerSecond})
+		v.add(d, h.Name, i)
 	})
+	for _, c := range v.sorted() {
+		h := w.hazards[c.idx]
+		dst = append(dst, EntityView{Name: h.Name, Type: "hazard", HazardType: h.HazardType,
+			Position: roundVec(h.Pos), Distance: c.d, Radius: h.Radius,
+			EntryDamage: h.EntryDamage, DamagePerSecond: h.DamagePerSecond})
+	}
 	return dst
 }
 
@@ -109,9 +151,13 @@ func (v *viewer) obstacles(dst []EntityView) []EntityView {
 		if d-o.extent() > v.radius {
 			return
 		}
-		dst = append(dst, EntityView{Name: o.Name, Type: "obstacle", ObstacleType: o.ObstacleType,
-			Position: roundVec(o.Pos), Distance: round2(d), Radius: round2(o.extent())})
+		v.add(d, o.Name, i)
 	})
+	for _, c := range v.sorted() {
+		o := w.obstacles[c.idx]
+		dst = append(dst, EntityView{Name: o.Name, Type: "obstacle", ObstacleType: o.ObstacleType,
+			Position: roundVec(o.Pos), Distance: c.d, Radius: round2(o.extent())})
+	}
 	return dst
 }
 
@@ -124,21 +170,29 @@ func (v *viewer) agents(dst []EntityView) []EntityView {
 			return
 		}
 		if d, ok := v.visible(o.Pos); ok {
-			hp := o.Health
-			dst = append(dst, EntityView{Name: o.ID, Type: "agent", Team: o.Team, Position: roundVec(o.Pos),
-				Distance: d, Health: &hp, Action: o.status.Status})
+			v.add(d, o.ID, i)
 		}
 	})
+	for _, c := range v.sorted() {
+		o := w.agents[c.idx]
+		hp := o.Health
+		dst = append(dst, EntityView{Name: o.ID, Type: "agent", Team: o.Team, Position: roundVec(o.Pos),
+			Distance: c.d, Health: &hp, Action: o.status.Status})
+	}
 	return dst
 }
 
 func (v *viewer) capturePoints(dst []EntityView) []EntityView {
-	for _, p := range v.w.points {
+	for i, p := range v.w.points {
 		if d, ok := v.visible(p.Pos); ok {
-			prog := round2(p.Progress)
-			dst = append(dst, EntityView{Name: p.Name, Type: "capture_point", Position: roundVec(p.Pos),
-				Distance: d, Radius: p.Radius, Owner: p.Owner, Progress: &prog})
+			v.add(d, p.Name, i)
 		}
+	}
+	for _, c := range v.sorted() {
+		p := v.w.points[c.idx]
+		prog := round2(p.Progress)
+		dst = append(dst, EntityView{Name: p.Name, Type: "capture_point", Position: roundVec(p.Pos),
+			Distance: c.d, Radius: p.Radius, Owner: p.Owner, Progress: &prog})
 	}
 	return dst
 }
@@ -205,7 +259,7 @@ func (w *World) ObserveInto(a *Agent, obs *Observation) {
 	obs.NearbyObstacles = obs.NearbyObstacles[:0]
 	obs.CapturePoints = obs.CapturePoints[:0]
 	if a.Alive {
-		v := viewer{w: w, self: a, radius: w.rules.PerceptionRadius, sight: true}
+		v := viewer{w: w, self: a, radius: w.rules.PerceptionRadius, sight: true, cands: w.cands[:0]}
 		obs.NearbyResources = v.resources(obs.NearbyResources)
 		obs.NearbyStations = v.stations(obs.NearbyStations)
 		obs.NearbyHazards = v.hazards(obs.NearbyHazards)
@@ -214,9 +268,7 @@ func (w *World) ObserveInto(a *Agent, obs *Observation) {
 		// Capture points are objectives: every agent always knows where they are.
 		all := viewer{w: w, self: a, radius: math.Inf(1)}
 		obs.CapturePoints = all.capturePoints(obs.CapturePoints)
-	}
-	for _, s := range [][]EntityView{obs.NearbyResources, obs.NearbyStations, obs.NearbyHazards, obs.NearbyAgents, obs.NearbyObstacles, obs.CapturePoints} {
-		sortViews(s)
+		w.cands = v.cands
 	}
 	obs.AvailableRecipes = w.recipeViews()
 	obs.Messages = append(obs.Messages[:0], a.inbox...)

@@ -1,9 +1,11 @@
 package world
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"sync"
 
@@ -27,6 +29,11 @@ const (
 	collisionSkin = 1e-4 // resolv counts touching as intersecting; push a hair further
 	physicsCell   = 4    // resolv spatial-hash cell, world units
 )
+
+type tagged struct {
+	tag   shapeTag
+	shape resolv.IShape
+}
 
 // shapeTag identifies what a resolv shape stands for.
 type shapeTag struct {
@@ -217,7 +224,7 @@ func (w *World) moveAgent(a *Agent) {
 	for budget > 1e-12 && len(path) > 0 {
 		wp := path[0]
 		dx, dz := wp[0]-x, wp[2]-z
-		d := math.Hypot(dx, dz)
+		d := math.Sqrt(dx*dx + dz*dz)
 		if d <= budget {
 			x, z = wp[0], wp[2]
 			budget -= d
@@ -263,36 +270,37 @@ func (w *World) collide(a *Agent, x, z float64) string {
 	z = clamp(z, w.bounds.MinZ+r, w.bounds.MaxZ-r)
 	a.shape.SetPosition(x-w.bounds.MinX, z-w.bounds.MinZ)
 	blocker := ""
-	var cands [16]resolv.IShape
+	var buf [16]tagged
 	for iter := 0; iter < 4; iter++ {
-		list := cands[:0]
-		a.shape.SelectTouchingCells(1).ForEach(func(s resolv.IShape) bool {
+		// Shapes register in every physics cell they touch, so the cells this
+		// circle touches hold every shape it can overlap.
+		list := buf[:0]
+		a.shape.SelectTouchingCells(0).ForEach(func(s resolv.IShape) bool {
 			if s != a.shape {
-				list = append(list, s)
+				list = append(list, tagged{s.Data().(shapeTag), s})
 			}
 			return true
 		})
-		sort.Slice(list, func(i, j int) bool {
-			ti, tj := list[i].Data().(shapeTag), list[j].Data().(shapeTag)
-			if ti.kind != tj.kind {
-				return ti.kind < tj.kind
+		slices.SortFunc(list, func(x, y tagged) int {
+			if x.tag.kind != y.tag.kind {
+				return cmp.Compare(x.tag.kind, y.tag.kind)
 			}
-			return ti.index < tj.index
+			return cmp.Compare(x.tag.index, y.tag.index)
 		})
 		pushed := false
-		for _, s := range list {
-			set := a.shape.Intersection(s)
+		for _, t := range list {
+			set := a.shape.Intersection(t.shape)
 			if set.IsEmpty() {
 				continue
 			}
 			mtv := set.MTV
-			l := math.Hypot(mtv.X, mtv.Y)
+			l := math.Sqrt(mtv.X*mtv.X + mtv.Y*mtv.Y)
 			if l > 0 {
 				mtv = mtv.Scale((l + collisionSkin) / l)
 			}
 			a.shape.MoveVec(mtv)
 			pushed = true
-			blocker = w.shapeName(s.Data().(shapeTag))
+			blocker = w.shapeName(t.tag)
 		}
 		p := a.shape.Position()
 		cx := clamp(p.X, r, w.bounds.Width()-r)
@@ -482,3 +490,13 @@ func (w *World) deliverMessages() {
 }
 
 const maxInbox = 100
+
+// ForceStraightMove starts a move along a straight line to target, without
+// planning around anything: collision alone decides where the agent ends up.
+// Tests and scripted situations use it to drive an agent into an obstacle.
+func (w *World) ForceStraightMove(a *Agent, target Vec3) {
+	target = w.ground(target[0], target[2])
+	a.action = actionState{kind: actMove, target: target, path: []Vec3{target},
+		speed: w.rules.BaseSpeed * a.SpeedMul / w.tickRate, checkPos: a.Pos, checkTick: w.tick}
+	a.status = ActionStatus{Tool: "move_to", Status: "moving", Target: &target}
+}

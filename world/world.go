@@ -54,6 +54,7 @@ type World struct {
 	components []Component
 
 	recipeCache map[string]RecipeView
+	cands       []cand // scratch for observations
 }
 
 type entityKind uint8
@@ -104,8 +105,8 @@ func New(cfg Config) (*World, error) {
 	if w.cellSize <= 0 {
 		w.cellSize = 0.5
 	}
-	if cells := b.Width() / w.cellSize * b.Depth() / w.cellSize; cells > 1<<24 {
-		return nil, fmt.Errorf("world of %g×%g with cell size %g has %.0f navigation cells; the limit is %d", b.Width(), b.Depth(), w.cellSize, cells, 1<<24)
+	if cells := b.Width() / w.cellSize * b.Depth() / w.cellSize; cells > 1<<22 {
+		return nil, fmt.Errorf("world of %g×%g with cell size %g has %.0f navigation cells; the limit is %d", b.Width(), b.Depth(), w.cellSize, cells, 1<<22)
 	}
 	if w.objective.SuccessMetrics == nil {
 		w.objective.SuccessMetrics = map[string]MetricTarget{}

@@ -5,6 +5,7 @@ package benchworld
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"github.com/arena-sim/arena/bots"
@@ -60,6 +61,9 @@ func Config(opt Options) world.Config {
 	types := []string{"berry", "wood", "stone", "mushroom"}
 	for i := 0; i < int(area/40); i++ {
 		x, z := at(1)
+		for blocked(cfg.Obstacles, x, z) {
+			x, z = at(1)
+		}
 		cfg.Resources = append(cfg.Resources, world.ResourceSpec{Name: fmt.Sprintf("R%d", i), ResourceType: types[i%len(types)], X: x, Z: z, RespawnTicks: 300})
 	}
 	for i := 0; i < opt.Agents; i++ {
@@ -80,4 +84,19 @@ func New(opt Options) (*world.World, map[string]engine.Controller, error) {
 		ctrls[a.ID] = bots.NewForager(bots.Info{AgentID: a.ID, Seed: opt.Seed, Bounds: w.Bounds(), Rules: w.Rules()})
 	}
 	return w, ctrls, nil
+}
+
+// blocked reports whether (x, z) is within a unit of an obstacle.
+func blocked(obs []world.ObstacleSpec, x, z float64) bool {
+	for _, o := range obs {
+		dx, dz := x-o.X, z-o.Z
+		if o.Shape == "box" {
+			if math.Abs(dx) < o.SizeX/2+1 && math.Abs(dz) < o.SizeZ/2+1 {
+				return true
+			}
+		} else if math.Hypot(dx, dz) < o.Radius+1 {
+			return true
+		}
+	}
+	return false
 }

@@ -1,0 +1,129 @@
+package engine_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/arena-sim/arena/bots"
+	"github.com/arena-sim/arena/engine"
+	"github.com/arena-sim/arena/scenarios"
+	"github.com/arena-sim/arena/world"
+	"github.com/stretchr/testify/require"
+)
+
+// runForaging plays the built-in foraging scenario with built-in foragers and
+// returns the results and the per-tick hashes from the journal.
+func runForaging(t *testing.T, seed uint64, agents int, dir string) (*engine.Results, []string) {
+	t.Helper()
+	sc, err := scenarios.Load("foraging")
+	require.NoError(t, err)
+	w, err := sc.NewWorld(scenarios.Options{Seed: seed, Agents: agents})
+	require.NoError(t, err)
+	ctrls := map[string]engine.Controller{}
+	var ids []string
+	for _, a := range w.Agents() {
+		ctrls[a.ID] = bots.NewForager(bots.Info{AgentID: a.ID, Seed: seed, Bounds: w.Bounds(), Rules: w.Rules()})
+		ids = append(ids, a.ID)
+	}
+	path := filepath.Join(dir, "journal.jsonl")
+	j, err := engine.CreateJournal(path, engine.JournalHeader{Scenario: sc.Name, Seed: seed, Agents: ids, InitialHash: world.FormatHash(w.StateHash())})
+	require.NoError(t, err)
+	r := &engine.Runner{World: w, Controllers: ctrls, Journal: j}
+	res, err := r.Run(context.Background())
+	require.NoError(t, err)
+	require.NoError(t, j.Close())
+	require.NoError(t, res.WriteJSON(filepath.Join(dir, "results.json")))
+
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	var hashes []string
+	sc2 := bufio.NewScanner(f)
+	sc2.Buffer(make([]byte, 1<<20), 1<<24)
+	first := true
+	for sc2.Scan() {
+		var line struct {
+			Type string `json:"type"`
+			Tick int    `json:"tick"`
+			Hash string `json:"hash"`
+		}
+		require.NoError(t, json.Unmarshal(sc2.Bytes(), &line))
+		if first {
+			require.Equal(t, "header", line.Type)
+			first = false
+			continue
+		}
+		if line.Type == "tick" {
+			require.Equal(t, len(hashes), line.Tick, "ticks are journalled in order")
+			hashes = append(hashes, line.Hash)
+		}
+	}
+	require.NoError(t, sc2.Err())
+	return res, hashes
+}
+
+func TestForagersCollectAndAvoidHazards(t *testing.T) {
+	res, _ := runForaging(t, 1, 0, t.TempDir())
+	require.Equal(t, "foraging", res.Scenario)
+	require.Len(t, res.Agents, 2)
+	for _, a := range res.Agents {
+		require.Greater(t, a.Score, 0.0, a.ID)
+		require.Greater(t, a.Metrics["resources_collected"], 0.0, a.ID)
+		require.True(t, a.Alive, a.ID)
+		require.GreaterOrEqual(t, a.Metrics["health"], 50.0, "%s should avoid hazards", a.ID)
+	}
+	require.True(t, res.Passed, "with seed 1 both foragers pass: %+v", res.Agents)
+	require.Equal(t, "completed", res.EndReason)
+}
+
+func TestSameSeedSameHashEveryTick(t *testing.T) {
+	d1, d2 := t.TempDir(), t.TempDir()
+	r1, h1 := runForaging(t, 5, 4, d1)
+	r2, h2 := runForaging(t, 5, 4, d2)
+	require.Equal(t, h1, h2)
+	require.Equal(t, r1.FinalStateHash, r2.FinalStateHash)
+	require.Equal(t, h1[len(h1)-1], r1.FinalStateHash)
+	b1, err := os.ReadFile(filepath.Join(d1, "results.json"))
+	require.NoError(t, err)
+	b2, err := os.ReadFile(filepath.Join(d2, "results.json"))
+	require.NoError(t, err)
+	require.Equal(t, string(b1), string(b2), "results.json is byte-identical")
+
+	_, h3 := runForaging(t, 6, 4, t.TempDir())
+	require.NotEqual(t, h1[10], h3[10], "another seed is another world")
+}
+
+func TestStopEndsTheEpisode(t *testing.T) {
+	sc, err := scenarios.Load("foraging")
+	require.NoError(t, err)
+	w, err := sc.NewWorld(scenarios.Options{Seed: 1})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &engine.Runner{World: w, OnTick: func(tick int) {
+		if tick == 25 {
+			cancel()
+		}
+	}}
+	res, err := r.Run(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "stopped", res.EndReason)
+	require.Equal(t, 25, res.Ticks)
+}
+
+func TestWriteFileAtomicReplacesWholeFile(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "results.json")
+	require.NoError(t, engine.WriteFileAtomic(p, []byte("old")))
+	require.NoError(t, engine.WriteFileAtomic(p, []byte("new contents")))
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	require.Equal(t, "new contents", string(b))
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "no temporary files are left behind")
+	require.Error(t, engine.WriteFileAtomic(filepath.Join(dir, "missing", "x.json"), []byte("x")))
+}
