@@ -55,7 +55,7 @@ type EntityView struct {
 	Amount          int     `json:"amount,omitempty"`
 	// Agents.
 	Team   string   `json:"team,omitempty"`
-	Health *float64 `json:"health,omitempty"`
+	Health float64  `json:"health,omitempty"` // only living agents are listed
 	Action string   `json:"action,omitempty"`
 	// Capture points.
 	Owner    string   `json:"owner,omitempty"`

@@ -175,9 +175,8 @@ func (v *viewer) agents(dst []EntityView) []EntityView {
 	})
 	for _, c := range v.sorted() {
 		o := w.agents[c.idx]
-		hp := o.Health
 		dst = append(dst, EntityView{Name: o.ID, Type: "agent", Team: o.Team, Position: roundVec(o.Pos),
-			Distance: c.d, Health: &hp, Action: o.status.Status})
+			Distance: c.d, Health: round2(o.Health), Action: o.status.Status})
 	}
 	return dst
 }

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Runs every Arena test. Installs what the tests need when it is missing
+# (Debian packages via apt-get when run as root): xvfb for render tests and
+# python3-cbor2 for the Python SDK tests.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+need=()
+command -v xvfb-run >/dev/null 2>&1 || need+=(xvfb xauth libgl1 libglx-mesa0 libgl1-mesa-dri libegl1 libx11-6 libxrandr2 libxi6 libxcursor1 libxinerama1 libxrender1 libxext6)
+/usr/bin/python3 -c 'import cbor2' >/dev/null 2>&1 || need+=(python3 python3-cbor2)
+if ((${#need[@]})); then
+  if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null 2>&1; then
+    echo "test.sh: installing ${need[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  else
+    echo "test.sh: missing ${need[*]}; install them (Debian: apt-get install ${need[*]})" >&2
+  fi
+fi
+
+echo "== go vet"
+go vet ./...
+
+echo "== the simulation packages must not depend on ebiten (headless runs need no display)"
+if go list -deps ./world ./nav ./tools ./engine ./scenarios ./bots | grep -q ebiten; then
+  echo "a simulation package imports ebiten" >&2
+  exit 1
+fi
+
+echo "== go test"
+go test -count=1 ./...
+
+if command -v gcc >/dev/null 2>&1; then
+  echo "== go test -race (world, engine, tools)"
+  CGO_ENABLED=1 go test -count=1 -race ./world ./engine ./tools
+fi
+
+echo "== fuzz smoke (decoders)"
+go test -run '^$' -fuzz '^FuzzParse$' -fuzztime 10s ./scenarios
+go test -run '^$' -fuzz '^FuzzValidate$' -fuzztime 10s ./tools
+
+echo "== main job"
+go run ./cmd/arena run --scenario foraging --seed 1 --out "$(mktemp -d)" --quiet
+
+echo "test.sh: all tests passed"
