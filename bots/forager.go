@@ -74,7 +74,7 @@ func (f *Forager) Decide(_ context.Context, obs *world.Observation) world.Decisi
 	for _, h := range obs.NearbyHazards {
 		if h.Distance < h.Radius+0.75 {
 			if f.moving && f.goalFor == "flee" {
-				return world.Idle("leaving " + h.Name)
+				return world.Idle("leaving a hazard")
 			}
 			dx, dz := obs.Position[0]-h.Position[0], obs.Position[2]-h.Position[2]
 			d := hypot(dx, dz)
@@ -105,12 +105,12 @@ func (f *Forager) Decide(_ context.Context, obs *world.Observation) world.Decisi
 		// switching targets every time another agent moves only wastes steps.
 		if f.moving && f.goalFor != "explore" && f.goalFor != "flee" && !f.avoided(f.goalFor, obs.Tick) {
 			if _, ok := f.known[f.goalFor]; ok {
-				return world.Idle("walking to " + f.goalFor)
+				return world.Idle("walking to the chosen resource")
 			}
 		}
 		if name, pos, ok := f.pickResource(obs); ok {
 			if f.moving && f.goalFor == name {
-				return world.Idle("walking to " + name)
+				return world.Idle("walking to the chosen resource")
 			}
 			d := hypot(pos[0]-obs.Position[0], pos[2]-obs.Position[2])
 			return f.move(pos, name, fmt.Sprintf("nearest uncontested resource %s is %.1f away", name, d))

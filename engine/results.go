@@ -15,11 +15,14 @@ import (
 // metrics, pass/fail, and the final state hash. It holds nothing that depends
 // on wall-clock time, so the same seed and decisions give the same file.
 type Results struct {
-	Scenario       string          `json:"scenario"`
-	Seed           uint64          `json:"seed"`
-	Ticks          int             `json:"ticks"`
-	TickRate       float64         `json:"tick_rate"`
+	Scenario string  `json:"scenario"`
+	Seed     uint64  `json:"seed"`
+	Ticks    int     `json:"ticks"`
+	TickRate float64 `json:"tick_rate"`
+	// EndReason is the protocol's episode_end reason: "completed", "time_limit"
+	// or "stopped". Outcome says more: "objective_met", "all_dead", ...
 	EndReason      string          `json:"end_reason"`
+	Outcome        string          `json:"outcome"`
 	FinalStateHash string          `json:"final_state_hash"`
 	Objective      world.Objective `json:"objective"`
 	Passed         bool            `json:"passed"`
@@ -49,18 +52,21 @@ type TeamResult struct {
 
 // Collect scores every agent of a finished (or stopped) world.
 func Collect(w *world.World, reason string) *Results {
+	outcome := reason
+	switch reason {
+	case "completed":
+		outcome = "objective_met"
+	case "all_dead":
+		reason = "completed"
+	}
 	res := &Results{
-		Scenario: w.Name(), Seed: w.Seed(), Ticks: w.Tick(), TickRate: w.TickRate(), EndReason: reason,
+		Scenario: w.Name(), Seed: w.Seed(), Ticks: w.Tick(), TickRate: w.TickRate(), EndReason: reason, Outcome: outcome,
 		FinalStateHash: world.FormatHash(w.StateHash()), Objective: w.Objective(), Passed: true,
 	}
-	limit := w.Objective().TimeLimit
 	teams := map[string]*TeamResult{}
 	var sum float64
 	for _, a := range w.Agents() {
 		score, passed := w.Score(a)
-		if limit > 0 && a.Stats.CompletedTick > limit {
-			passed = false
-		}
 		res.Agents = append(res.Agents, AgentResult{ID: a.ID, Team: a.Team, Score: score, Passed: passed, Alive: a.Alive, Metrics: w.Metrics(a)})
 		sum += score
 		res.Passed = res.Passed && passed
@@ -98,6 +104,10 @@ func WriteFileAtomic(path string, data []byte) error {
 	}
 	tmp := f.Name()
 	defer os.Remove(tmp) // no-op after a successful rename
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
 	if _, err := f.Write(data); err != nil {
 		f.Close()
 		return fmt.Errorf("write %s: %w", path, err)

@@ -281,12 +281,15 @@ func (g *Grid) LineOfSight(a, b Point, maxTile Tile) bool {
 			}
 			// Compare the parameters tx = |bx-a.X|/adx and ty = |by-a.Y|/ady
 			// by cross-multiplying, which is exact for cell-centre inputs.
+			// Near-ties (relative 1e-9) count as passing through the corner,
+			// so that rounding cannot make two overlapping segments disagree.
 			lx := math.Abs(bx-a.X) * ady
 			ly := math.Abs(by-a.Y) * adx
+			tol := cornerTolerance * (lx + ly)
 			switch {
-			case lx < ly:
+			case lx < ly-tol:
 				cx += stepX
-			case lx > ly:
+			case lx > ly+tol:
 				cy += stepY
 			default:
 				// Exactly through a corner: refuse to squeeze between two
@@ -304,6 +307,10 @@ func (g *Grid) LineOfSight(a, b Point, maxTile Tile) bool {
 	}
 	return true
 }
+
+// cornerTolerance is the relative tolerance under which LineOfSight treats
+// a segment as passing exactly through a grid corner.
+const cornerTolerance = 1e-9
 
 // losAxis checks an axis-aligned segment from coordinate u0 to u1 along the
 // line at fixed index fixed (a row when vertical is false, a column when it

@@ -3,6 +3,9 @@ package nav
 import (
 	"errors"
 	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
 )
 
 // abstractGraph is the HPA* graph: nodes are transition cells on cluster
@@ -153,25 +156,47 @@ func (p *Planner) buildAbstract() *abstractGraph {
 		fill[cl]++
 	}
 
-	// Intra-cluster edges and search trees.
+	// Intra-cluster edges and search trees: one cluster-restricted Dijkstra
+	// per node, stopped once every node of the cluster is settled (only the
+	// tree paths between nodes are ever read). Clusters are independent and
+	// each node belongs to one cluster, so workers write disjoint parts of
+	// trees and adj.
 	cs2 := cs * cs
 	a.trees = make([]uint8, len(a.nodeCell)*cs2)
-	s := newClusterSearch(cs)
-	for cl := 0; cl < ncl; cl++ {
-		members := a.clNodes[a.clStart[cl]:a.clStart[cl+1]]
-		for _, id := range members {
-			p.runCluster(s, cl, a.nodeCell[id], false, nil)
-			copy(a.trees[int(id)*cs2:], s.par[:s.w*s.h])
-			for _, other := range members {
-				if other == id {
-					continue
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := min(runtime.GOMAXPROCS(0), ncl); w > 0; w-- {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := newClusterSearch(cs)
+			var targets []Cell
+			for {
+				cl := int(next.Add(1) - 1)
+				if cl >= ncl {
+					return
 				}
-				if d := s.distTo(a.nodeCell[other]); !math.IsInf(d, 1) {
-					adj[id] = append(adj[id], absEdge{other, float32(d)})
+				members := a.clNodes[a.clStart[cl]:a.clStart[cl+1]]
+				targets = targets[:0]
+				for _, id := range members {
+					targets = append(targets, a.nodeCell[id])
+				}
+				for _, id := range members {
+					p.runCluster(s, cl, a.nodeCell[id], false, targets)
+					copy(a.trees[int(id)*cs2:], s.par[:s.w*s.h])
+					for _, other := range members {
+						if other == id {
+							continue
+						}
+						if d := s.distTo(a.nodeCell[other]); !math.IsInf(d, 1) {
+							adj[id] = append(adj[id], absEdge{other, float32(d)})
+						}
+					}
 				}
 			}
-		}
+		}()
 	}
+	wg.Wait()
 
 	a.edgeStart = make([]int32, len(adj)+1)
 	for i, es := range adj {

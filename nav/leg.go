@@ -71,6 +71,9 @@ func adjacent4(a, b Cell) bool {
 // from from and the second cell. ok is false if the result cannot be decoded
 // into a contiguous walkable route (the caller must fall back).
 func (s *legSearcher) leg(dst []Cell, from, to Cell) (out []Cell, res legResult, ok bool) {
+	if straight, ok := s.straightBehindWindow(dst, from, to); ok {
+		return straight, legResult{finish: to}, true
+	}
 	r := s.astar.BuildPath(s.pg, toCoord(from), toCoord(to), s.layer)
 	res = legResult{partial: r.Partial, finish: Cell{r.Finish.X, r.Finish.Y}}
 	steps := r.Steps
@@ -128,6 +131,40 @@ func (s *legSearcher) leg(dst []Cell, from, to Cell) (out []Cell, res legResult,
 		prev = c
 	}
 	return dst, res, true
+}
+
+// straightBehindWindow handles the one goal position the library cannot:
+// exactly 57 steps straight up or left of from, beyond the top or left edge
+// of the search window (which starts 56 cells before from unless clamped to
+// the grid edge). The library keys its scratch maps by window-local
+// coordinates, so such a goal maps to row -1 (BuildPath then never
+// returns: constructPath cannot find the goal's entry) or aliases another
+// cell's entry. A goal there is reachable within the library's step limit
+// only along the straight line, so if that line is walkable this appends it
+// directly; otherwise (ok=false) the library call is safe, since the goal
+// cannot be reached within its step limit.
+func (s *legSearcher) straightBehindWindow(dst []Cell, from, to Cell) ([]Cell, bool) {
+	const d = maxLegSteps + 1
+	var step Cell
+	switch {
+	case to.X == from.X && from.Y-to.Y == d && from.Y > maxLegSteps:
+		step = Cell{0, -1}
+	case to.Y == from.Y && from.X-to.X == d && from.X > maxLegSteps:
+		step = Cell{-1, 0}
+	default:
+		return dst, false
+	}
+	for i, c := 1, from; i <= d; i++ {
+		c = Cell{c.X + step.X, c.Y + step.Y}
+		if s.tiles.At(c) == Blocked {
+			return dst, false
+		}
+	}
+	for i, c := 1, from; i <= d; i++ {
+		c = Cell{c.X + step.X, c.Y + step.Y}
+		dst = append(dst, c)
+	}
+	return dst, true
 }
 
 // chainLeg builds a 4-connected route from→to by chaining quasilyte/pathing

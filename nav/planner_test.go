@@ -122,10 +122,8 @@ func TestFindPathWallWithGap(t *testing.T) {
 		// (10, 6) and (11, 6).
 		best := from.Dist(Point{10, 6}) + 1 + Point{11, 6}.Dist(to)
 		require.LessOrEqual(t, PathLength(path), best*1.03, "path %v", path)
-		require.Len(t, path, 4, "from, two waypoints in the gap, to: %v", path)
-		for _, w := range path[1:3] {
-			require.Equal(t, 6, PointCell(w).Y, "waypoints in the gap row: %v", path)
-		}
+		require.Len(t, path, 3, "from, a waypoint in the gap, to: %v", path)
+		require.Equal(t, Cell{10, 6}, PointCell(path[1]), "waypoint in the gap: %v", path)
 	}
 }
 
@@ -158,7 +156,9 @@ func TestFindPathMaze(t *testing.T) {
 			path, err := p.FindPath(from, to)
 			require.NoError(t, err)
 			requireValidPath(t, g, from, to, path)
-			require.InDelta(t, float64(want), PathLength(path), 1e-9, "1-wide corridors: path length = steps")
+			// Smoothing can only cut corridor turns diagonally through a
+			// corner that touches a single wall cell.
+			require.LessOrEqual(t, PathLength(path), float64(want)+1e-9)
 
 			if r, ok := ls.chainLeg(nil, a, b, 100000); !ok || len(r)-1 != want {
 				naiveFailures++

@@ -42,7 +42,7 @@ type Scenario struct {
 	Recipes     []RecipeSpec    `json:"recipes"`
 	Obstacles   []ObstacleSpec  `json:"obstacles"`
 	Resources   []EntitySpec    `json:"resources"`
-	Stations    []EntitySpec    `json:"stations"`
+	Stations    []StationSpec   `json:"stations"`
 	Hazards     []HazardSpec    `json:"hazards"`
 	Points      []PointSpec     `json:"capture_points"`
 	Agents      AgentsSpec      `json:"agents"`
@@ -93,7 +93,15 @@ type RecipeSpec struct {
 	Ticks       int            `json:"ticks"`
 }
 
-// EntitySpec places a resource or a station: name, type and position.
+// StationSpec places a crafting station: name, type and position.
+type StationSpec struct {
+	Name     string    `json:"name"`
+	Type     string    `json:"type"`
+	Position []float64 `json:"position"`
+}
+
+// EntitySpec places a resource: name, type, position, the items one collection
+// gives (default 1) and the ticks until it comes back (0: never).
 type EntitySpec struct {
 	Name         string    `json:"name"`
 	Type         string    `json:"type"`
@@ -247,7 +255,8 @@ func (s *Scenario) TimeLimit() int {
 	return s.Limits.MaxTicks
 }
 
-// ToolCallLimit is the number of mid-turn queries an agent may make per observation.
+// ToolCallLimit is the number of mid-turn queries an agent may make per
+// observation (failed calls included); default 10.
 func (s *Scenario) ToolCallLimit() int { return s.Rules.ToolCallLimit }
 
 // Options choose the variable parts of a world built from a scenario.

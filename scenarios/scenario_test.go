@@ -93,6 +93,13 @@ func TestValidationErrorsNameFileFieldAndProblem(t *testing.T) {
 			return strings.Replace(s, `"agents"`, `"rules": {"message_drop_probability": 2}, "agents"`, 1)
 		}, []string{"rules.message_drop_probability", "between 0 and 1"}},
 		{"trailing data", func(s string) string { return s + ` {}` }, []string{"unexpected data after"}},
+		{"station amount", func(s string) string {
+			return strings.Replace(s, `"position": [2, 2]`, `"position": [2, 2], "amount": 3`, 1)
+		}, []string{`unknown field "amount"`}},
+		{"unknown bot", func(s string) string { return strings.Replace(s, `{"count": 1}`, `{"count": 1, "bot": "wizard"}`, 1) }, []string{"agents.bot", `unknown built-in bot "wizard"`}},
+		{"two problems", func(s string) string {
+			return strings.Replace(strings.Replace(s, `[1, 0, 1]`, `[80, 0, 1]`, 1), `"radius": 1`, `"radius": -1`, 1)
+		}, []string{"bad.json: obstacles[0].radius: must be positive", "(and 1 more: resources[0].position: (80, 1) is outside the world"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

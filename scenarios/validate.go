@@ -2,9 +2,11 @@ package scenarios
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
+	"github.com/arena-sim/arena/bots"
 	"github.com/arena-sim/arena/world"
 )
 
@@ -84,7 +86,9 @@ func (s *Scenario) validate() error {
 			v.add(f+".type", "is required (workbench, anvil, furnace, ...)")
 		}
 		stationTypes[st.Type] = true
-		v.position(f+".position", st.Position, b)
+		if v.position(f+".position", st.Position, b) {
+			v.clearOf(f+".position", st.Position, s.Obstacles)
+		}
 	}
 	outputs := map[string]bool{}
 	for i, r := range s.Recipes {
@@ -160,7 +164,9 @@ func (s *Scenario) validate() error {
 	for i, p := range s.Points {
 		f := fmt.Sprintf("capture_points[%d]", i)
 		claim(f, p.Name)
-		v.position(f+".position", p.Position, b)
+		if v.position(f+".position", p.Position, b) {
+			v.clearOf(f+".position", p.Position, s.Obstacles)
+		}
 		if p.Radius < 0 {
 			v.add(f+".radius", "must not be negative")
 		}
@@ -199,8 +205,20 @@ func (s *Scenario) validate() error {
 	if s.Limits.MaxTicks == 0 {
 		s.Limits.MaxTicks = 1000
 	}
-	if s.Limits.MaxTicks < 0 || s.Objective.TimeLimit < 0 {
-		v.add("limits.max_ticks", "time limits must not be negative")
+	if s.Limits.MaxTicks < 0 {
+		v.add("limits.max_ticks", "must not be negative")
+	}
+	if s.Objective.TimeLimit < 0 {
+		v.add("objective.time_limit", "must not be negative")
+	}
+	if s.Rules.ToolCallLimit == 0 {
+		s.Rules.ToolCallLimit = 10
+	}
+	if a.Bot == "" {
+		a.Bot = "forager"
+	}
+	if !slices.Contains(bots.Kinds(), a.Bot) {
+		v.add("agents.bot", fmt.Sprintf("unknown built-in bot %q (known: %s)", a.Bot, strings.Join(bots.Kinds(), ", ")))
 	}
 	if s.Limits.DecisionPeriod == 0 {
 		s.Limits.DecisionPeriod = 1
@@ -237,21 +255,27 @@ const (
 
 type validator struct {
 	file string
-	errs []string
+	errs []ValidationError
 }
 
 func (v *validator) add(field, msg string) {
-	v.errs = append(v.errs, (&ValidationError{File: v.file, Field: field, Msg: msg}).Error())
+	v.errs = append(v.errs, ValidationError{File: v.file, Field: field, Msg: msg})
 }
 
+// err reports the first problem, with a count and a list of the others.
 func (v *validator) err() error {
 	if len(v.errs) == 0 {
 		return nil
 	}
-	if len(v.errs) == 1 {
-		return &ValidationError{File: v.file, Msg: strings.TrimPrefix(v.errs[0], "scenario "+v.file+": ")}
+	first := v.errs[0]
+	if len(v.errs) > 1 {
+		var rest []string
+		for _, e := range v.errs[1:] {
+			rest = append(rest, e.Field+": "+e.Msg)
+		}
+		first.Msg += fmt.Sprintf(" (and %d more: %s)", len(rest), strings.Join(rest, "; "))
 	}
-	return fmt.Errorf("%s (and %d more: %s)", v.errs[0], len(v.errs)-1, strings.Join(v.errs[1:], "; "))
+	return &first
 }
 
 // position checks a [x, z] or [x, y, z] position inside the bounds.

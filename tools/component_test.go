@@ -99,7 +99,7 @@ func TestComponentContract(t *testing.T) {
 
 func TestDuplicateToolNamesAreRefused(t *testing.T) {
 	var r tools.Registry
-	require.NoError(t, r.Register(tools.Universal()...))
+	require.NoError(t, r.Register(tools.Universal(world.Rules{})...))
 	err := r.Register(tools.Tool{Name: "idle", Handler: func(*tools.Call) world.ActionResult { return world.OK("idle", nil) }})
 	require.ErrorContains(t, err, `"idle": already registered`)
 }

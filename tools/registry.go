@@ -115,7 +115,7 @@ func (r *Registry) Tools() []*Tool {
 // every component that is a Provider.
 func ForWorld(w *world.World) (*Registry, error) {
 	r := &Registry{}
-	if err := r.Register(Universal()...); err != nil {
+	if err := r.Register(Universal(w.Rules())...); err != nil {
 		return nil, err
 	}
 	for _, c := range w.Components() {
@@ -164,6 +164,7 @@ func (r *Registry) Execute(w *world.World, agentID, name string, params map[stri
 	}()
 	res = t.Handler(&Call{World: w, Agent: a, Params: clean, Query: asQuery})
 	res.Tool = name
+	res.Tick = w.Tick()
 	return res
 }
 

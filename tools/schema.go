@@ -56,8 +56,12 @@ func (e *ParamError) Error() string {
 // handlers read one type whatever the transport decoded (JSON float64, CBOR
 // int64/uint64/float32, ...). NaN and ±Inf are refused.
 func (s *Schema) Validate(params map[string]any) (map[string]any, error) {
-	if params == nil {
-		params = map[string]any{}
+	if len(params) == 0 {
+		// Nothing to normalise: only the required fields can be wrong.
+		for _, r := range s.Required {
+			return nil, &ParamError{Path: r, Reason: "is required"}
+		}
+		return map[string]any{}, nil
 	}
 	v, err := s.check("", params)
 	if err != nil {

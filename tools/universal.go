@@ -1,6 +1,8 @@
 package tools
 
 import (
+	"fmt"
+
 	"github.com/arena-sim/arena/world"
 )
 
@@ -12,8 +14,9 @@ func coord(desc string) *Schema {
 	return &Schema{Type: "number", Description: desc, Minimum: Ptr(-coordLimit), Maximum: Ptr(coordLimit)}
 }
 
-// Universal returns the seven universal tools, the same in every scenario.
-func Universal() []Tool {
+// Universal returns the seven universal tools, the same in every scenario. The
+// rules give the ranges, speeds and limits their descriptions and schemas state.
+func Universal(r world.Rules) []Tool {
 	return []Tool{
 		{
 			Name: "move_to",
@@ -27,7 +30,7 @@ func Universal() []Tool {
 				"target_z": coord("Target Z coordinate"),
 				"target": {Type: "array", Description: "Target position [x, y, z], instead of target_x/target_y/target_z",
 					Items: coord(""), MinItems: Ptr(3), MaxItems: Ptr(3)},
-				"speed": {Type: "number", Description: "Speed multiplier of the base speed (5 units/s), capped at the scenario's maximum (default 2)",
+				"speed": {Type: "number", Description: fmt.Sprintf("Speed multiplier of the base speed (%g units/s), capped at %g (default 1)", r.BaseSpeed, r.MaxSpeedMultiplier),
 					ExclusiveMinimum: Ptr(0.0), Maximum: Ptr(coordLimit), Default: 1.0},
 			}),
 			Check: checkMoveTarget,
@@ -45,7 +48,7 @@ func Universal() []Tool {
 		},
 		{
 			Name:        "collect",
-			Description: "Pick up a resource within collection range (2.0 units) and add it to the inventory. target_name is the resource's name from nearby_resources.",
+			Description: fmt.Sprintf("Pick up a resource within collection range (%.1f units) and add it to the inventory. target_name is the resource's name from nearby_resources.", r.CollectRange),
 			Parameters: Object(map[string]*Schema{
 				"target_name": {Type: "string", Description: "Name of the resource to collect, e.g. Berry1", MinLength: Ptr(1), MaxLength: Ptr(200)},
 			}, "target_name"),
@@ -55,7 +58,7 @@ func Universal() []Tool {
 		},
 		{
 			Name: "craft",
-			Description: "Craft an item at a station within crafting range (2.5 units) from materials in the inventory. " +
+			Description: fmt.Sprintf("Craft an item at a station within crafting range (%.1f units) from materials in the inventory. ", r.CraftRange) +
 				"available_recipes lists inputs and station types; some recipes take several ticks, during which the agent is BUSY.",
 			Parameters: Object(map[string]*Schema{
 				"item_name":    {Type: "string", Description: "Item to craft, a key of available_recipes", MinLength: Ptr(1), MaxLength: Ptr(200)},
@@ -67,10 +70,10 @@ func Universal() []Tool {
 		},
 		{
 			Name: "query_world",
-			Description: "Scan for entities within a radius (default 20), regardless of line of sight, optionally only of one type. " +
+			Description: fmt.Sprintf("Scan for entities within a radius (default %g, at most %g), regardless of line of sight, optionally only of one type. ", r.QueryRadius, r.MaxQueryRadius) +
 				"As a decision the answer arrives in the next observation's query_result; as a mid-turn query it is returned at once.",
 			Parameters: Object(map[string]*Schema{
-				"radius":      {Type: "number", Description: "Search radius in units (default 20)", ExclusiveMinimum: Ptr(0.0), Maximum: Ptr(coordLimit), Default: 20.0},
+				"radius":      {Type: "number", Description: fmt.Sprintf("Search radius in units (default %g)", r.QueryRadius), ExclusiveMinimum: Ptr(0.0), Maximum: Ptr(r.MaxQueryRadius), Default: r.QueryRadius},
 				"filter_type": {Type: "string", Description: "Only this entity type", Enum: []string{"resource", "hazard", "agent", "station", "obstacle", "capture_point"}},
 			}),
 			Query: true,
@@ -108,10 +111,10 @@ func Universal() []Tool {
 		},
 		{
 			Name: "send_message",
-			Description: "Send a message to other agents within communication range, delivered on the next tick. " +
+			Description: fmt.Sprintf("Send a message to other agents within communication range (%g units), delivered on the next tick. ", r.CommRange) +
 				"target_agent is \"all\" (default), \"team\" (own team only) or an agent id. Delivery is not guaranteed in every scenario.",
 			Parameters: Object(map[string]*Schema{
-				"message":      {Type: "string", Description: "Message content", MinLength: Ptr(1), MaxLength: Ptr(2000)},
+				"message":      {Type: "string", Description: "Message content", MinLength: Ptr(1), MaxLength: Ptr(r.MaxMessageLen)},
 				"target_agent": {Type: "string", Description: "\"all\", \"team\" or an agent id", MinLength: Ptr(1), MaxLength: Ptr(200), Default: "all"},
 			}, "message"),
 			Handler: func(c *Call) world.ActionResult {

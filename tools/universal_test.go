@@ -2,6 +2,7 @@ package tools_test
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/arena-sim/arena/internal/testutil"
@@ -91,6 +92,7 @@ func TestMoveToErrors(t *testing.T) {
 		{"NaN", map[string]any{"target_x": math.NaN(), "target_z": 1.0}, world.CodeInvalidParams, "finite"},
 		{"Inf", map[string]any{"target": []any{math.Inf(1), 0.0, 0.0}}, world.CodeInvalidParams, "finite"},
 		{"huge", map[string]any{"target_x": 1e300, "target_z": 0.0}, world.CodeInvalidParams, "at most"},
+		{"edge of the world is fine", map[string]any{"target_x": 20.0, "target_z": 20.0, "speed": 1}, "", ""},
 		{"outside world", map[string]any{"target_x": 25.0, "target_z": 0.0}, world.CodeInvalidParams, "outside the world"},
 		{"string coordinate", map[string]any{"target_x": "3", "target_z": 0.0}, world.CodeInvalidParams, "must be a number, got string"},
 		{"short array", map[string]any{"target": []any{1.0, 2.0}}, world.CodeInvalidParams, "at least 3 items"},
@@ -103,6 +105,10 @@ func TestMoveToErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w, reg := setup(t)
 			res := decide(w, reg, "a1", "move_to", tc.params)
+			if tc.code == "" {
+				require.True(t, res.Success, res.ErrorMessage)
+				return
+			}
 			requireFail(t, res, tc.code, tc.msg)
 			require.Equal(t, "move_to", res.Tool)
 		})
@@ -171,7 +177,7 @@ func TestCraft(t *testing.T) {
 	require.True(t, decide(w, reg, "a1", "collect", map[string]any{"target_name": "Berry2"}).Success)
 	requireFail(t, decide(w, reg, "a1", "craft", map[string]any{"item_name": "cake", "station_name": "Workbench1"}), world.CodeNotFound, "known recipes: ingot, meal")
 	requireFail(t, decide(w, reg, "a1", "craft", map[string]any{"item_name": "meal", "station_name": "Bench9"}), world.CodeNotFound, "No station named 'Bench9'")
-	requireFail(t, decide(w, reg, "a1", "craft", map[string]any{"item_name": "meal", "station_name": "Furnace1"}), world.CodeNotAllowed, "crafted at a workbench")
+	requireFail(t, decide(w, reg, "a1", "craft", map[string]any{"item_name": "meal", "station_name": "Furnace1"}), world.CodeNotAllowed, "crafted at a workbench, but 'Furnace1' is a furnace")
 	res := decide(w, reg, "a1", "craft", map[string]any{"item_name": "meal", "station_name": "Workbench1"})
 	require.True(t, res.Success, res.ErrorMessage)
 	obs := w.Observe(a)
@@ -258,7 +264,7 @@ func TestQueryWorld(t *testing.T) {
 	require.Nil(t, w.Observe(a).QueryResult)
 
 	requireFail(t, decide(w, reg, "a1", "query_world", map[string]any{"radius": -5.0}), world.CodeInvalidParams, "greater than 0")
-	requireFail(t, decide(w, reg, "a1", "query_world", map[string]any{"radius": 500.0}), world.CodeInvalidParams, "maximum query radius 50")
+	requireFail(t, decide(w, reg, "a1", "query_world", map[string]any{"radius": 500.0}), world.CodeInvalidParams, "at most 50")
 	requireFail(t, decide(w, reg, "a1", "query_world", map[string]any{"filter_type": "tree"}), world.CodeInvalidParams, "must be one of")
 }
 
@@ -309,6 +315,7 @@ func TestSendMessage(t *testing.T) {
 	requireFail(t, decide(w, reg, "a1", "send_message", map[string]any{"message": "x", "target_agent": "a1"}), world.CodeInvalidParams, "itself")
 	requireFail(t, decide(w, reg, "a1", "send_message", map[string]any{"message": "   "}), world.CodeInvalidParams, "must not be empty")
 	requireFail(t, decide(w, reg, "a1", "send_message", map[string]any{}), world.CodeInvalidParams, "'message' is required")
+	requireFail(t, decide(w, reg, "a1", "send_message", map[string]any{"message": strings.Repeat("x", 501)}), world.CodeInvalidParams, "at most 500 characters")
 }
 
 func TestMessagesOnlyReachAgentsInRange(t *testing.T) {

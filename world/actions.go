@@ -41,7 +41,10 @@ func (w *World) MoveTo(a *Agent, target Vec3, speedMul float64) ActionResult {
 	}
 	capped := speedMul > w.rules.MaxSpeedMultiplier
 	speedMul = math.Min(speedMul, w.rules.MaxSpeedMultiplier)
-	target = w.ground(target[0], target[2])
+	// Agents keep their body inside the world: a target on the very edge means
+	// "as far as you can go", the first walkable cell from the edge.
+	m := (math.Ceil(w.rules.AgentRadius/w.cellSize-1e-9) + 0.5) * w.cellSize
+	target = w.ground(clamp(target[0], w.bounds.MinX+m, w.bounds.MaxX-m), clamp(target[2], w.bounds.MinZ+m, w.bounds.MaxZ-m))
 	if GroundDist(a.Pos, target) <= w.rules.ArrivalTolerance {
 		w.cancelAction(a)
 		a.status = ActionStatus{Tool: tool, Status: "arrived", Target: &target}
@@ -88,7 +91,7 @@ func (w *World) Collect(a *Agent, name string) ActionResult {
 		return Fail(tool, CodeNotFound, "No resource named '%s'%s", name, w.suggest(name, kindResource))
 	}
 	if ref.kind != kindResource {
-		return Fail(tool, CodeNotFound, "'%s' is a %s, not a resource", name, ref.kind)
+		return Fail(tool, CodeNotFound, "'%s' is %s, not a resource", name, article(ref.kind.String()))
 	}
 	r := w.resources[ref.index]
 	if r.Collected {
@@ -130,11 +133,11 @@ func (w *World) Craft(a *Agent, item, stationName string) ActionResult {
 		return Fail(tool, CodeNotFound, "No station named '%s'%s", stationName, w.suggest(stationName, kindStation))
 	}
 	if ref.kind != kindStation {
-		return Fail(tool, CodeNotFound, "'%s' is a %s, not a station", stationName, ref.kind)
+		return Fail(tool, CodeNotFound, "'%s' is %s, not a station", stationName, article(ref.kind.String()))
 	}
 	st := w.stations[ref.index]
 	if st.StationType != r.StationType {
-		return Fail(tool, CodeNotAllowed, "%s is crafted at a %s, but '%s' is a %s", item, r.StationType, st.Name, st.StationType)
+		return Fail(tool, CodeNotAllowed, "%s is crafted at %s, but '%s' is %s", item, article(r.StationType), st.Name, article(st.StationType))
 	}
 	if d := GroundDist(a.Pos, st.Pos); d > w.rules.CraftRange {
 		return Fail(tool, CodeOutOfRange, "Station '%s' is %.1f units away, crafting range is %.1f", st.Name, d, w.rules.CraftRange)
@@ -336,6 +339,14 @@ func (w *World) suggest(name string, kind entityKind) string {
 		return ""
 	}
 	return fmt.Sprintf("; did you mean '%s'?", best)
+}
+
+// article puts "a" or "an" before a word.
+func article(word string) string {
+	if word != "" && strings.ContainsRune("aeiouAEIOU", rune(word[0])) {
+		return "an " + word
+	}
+	return "a " + word
 }
 
 func editDistance(a, b string) int {

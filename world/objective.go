@@ -60,12 +60,18 @@ func Met(m MetricTarget, value float64) bool {
 // Evaluate scores progress: the weighted mean of metric scores, and whether every
 // required metric is met.
 func (o *Objective) Evaluate(progress map[string]float64) (score float64, passed bool) {
+	return o.evaluate(o.MetricNames(), progress)
+}
+
+// evaluate scores with the metric names already sorted (sums are added in that
+// order, so that the score is the same on every run).
+func (o *Objective) evaluate(names []string, progress map[string]float64) (score float64, passed bool) {
 	if len(o.SuccessMetrics) == 0 {
 		return 0, true
 	}
 	passed = true
 	var sum, weights float64
-	for _, name := range o.MetricNames() {
+	for _, name := range names {
 		m := o.SuccessMetrics[name]
 		w := m.Weight
 		if w == 0 {
@@ -162,7 +168,7 @@ func (w *World) Metrics(a *Agent) map[string]float64 {
 
 // Score returns the agent's objective score and pass/fail now.
 func (w *World) Score(a *Agent) (float64, bool) {
-	return w.objective.Evaluate(w.Progress(a))
+	return w.objective.evaluate(w.metricNames, w.Progress(a))
 }
 
 // checkMetrics reports the first objective metric the world cannot measure.

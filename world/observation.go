@@ -54,9 +54,9 @@ type EntityView struct {
 	DamagePerSecond float64 `json:"damage_per_second,omitempty"`
 	Amount          int     `json:"amount,omitempty"`
 	// Agents.
-	Team   string   `json:"team,omitempty"`
-	Health float64  `json:"health,omitempty"` // only living agents are listed
-	Action string   `json:"action,omitempty"`
+	Team   string  `json:"team,omitempty"`
+	Health float64 `json:"health,omitempty"` // only living agents are listed
+	Action string  `json:"action,omitempty"`
 	// Capture points.
 	Owner    string   `json:"owner,omitempty"`
 	Progress *float64 `json:"progress,omitempty"`
@@ -70,8 +70,9 @@ type RecipeView struct {
 	OutputCount int            `json:"output_count"`
 }
 
-// ActionStatus says what the agent is doing now: idle, moving, arrived, crafting,
-// or failed (a move that got stuck), with the details a planner needs.
+// ActionStatus says what the agent is doing now: idle, moving, arrived,
+// crafting, completed (crafting finished), failed (a move that got stuck) or
+// dead, with the details a planner needs.
 type ActionStatus struct {
 	Tool   string  `json:"tool,omitempty"`
 	Status string  `json:"status"`

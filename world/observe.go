@@ -251,11 +251,12 @@ func (w *World) ObserveInto(a *Agent, obs *Observation) {
 	obs.InventoryUsed = a.InventoryCount()
 	obs.InventoryCap = a.Capacity
 
-	obs.NearbyResources = obs.NearbyResources[:0]
-	obs.NearbyStations = obs.NearbyStations[:0]
-	obs.NearbyHazards = obs.NearbyHazards[:0]
-	obs.NearbyAgents = obs.NearbyAgents[:0]
-	obs.NearbyObstacles = obs.NearbyObstacles[:0]
+	// Lists are never null on the wire: an empty list is [].
+	obs.NearbyResources = emptyViews(obs.NearbyResources)
+	obs.NearbyStations = emptyViews(obs.NearbyStations)
+	obs.NearbyHazards = emptyViews(obs.NearbyHazards)
+	obs.NearbyAgents = emptyViews(obs.NearbyAgents)
+	obs.NearbyObstacles = emptyViews(obs.NearbyObstacles)
 	obs.CapturePoints = obs.CapturePoints[:0]
 	if a.Alive {
 		v := viewer{w: w, self: a, radius: w.rules.PerceptionRadius, sight: true, cands: w.cands[:0]}
@@ -270,6 +271,9 @@ func (w *World) ObserveInto(a *Agent, obs *Observation) {
 		w.cands = v.cands
 	}
 	obs.AvailableRecipes = w.recipeViews()
+	if obs.Messages == nil {
+		obs.Messages = make([]Message, 0, len(a.inbox))
+	}
 	obs.Messages = append(obs.Messages[:0], a.inbox...)
 	obs.CurrentAction = a.currentAction(obs.CurrentAction.Path[:0])
 	obs.LastActionResult = a.lastResult
@@ -282,7 +286,7 @@ func (w *World) ObserveInto(a *Agent, obs *Observation) {
 		clear(obs.CurrentProgress)
 	}
 	w.progressInto(a, obs.CurrentProgress)
-	obs.Score, _ = w.objective.Evaluate(obs.CurrentProgress)
+	obs.Score, _ = w.objective.evaluate(w.metricNames, obs.CurrentProgress)
 	if len(w.components) > 0 {
 		if obs.Components == nil {
 			obs.Components = make(map[string]Section, len(w.components))
@@ -297,6 +301,13 @@ func (w *World) ObserveInto(a *Agent, obs *Observation) {
 	} else {
 		obs.Components = nil
 	}
+}
+
+func emptyViews(v []EntityView) []EntityView {
+	if v == nil {
+		return make([]EntityView, 0, 4)
+	}
+	return v[:0]
 }
 
 func (a *Agent) currentAction(buf []Vec3) ActionStatus {

@@ -55,6 +55,7 @@ type World struct {
 
 	recipeCache map[string]RecipeView
 	cands       []cand // scratch for observations
+	metricNames []string
 }
 
 type entityKind uint8
@@ -147,6 +148,7 @@ func New(cfg Config) (*World, error) {
 	if err := w.checkMetrics(); err != nil {
 		return nil, err
 	}
+	w.metricNames = w.objective.MetricNames()
 	return w, nil
 }
 
@@ -383,7 +385,8 @@ func (w *World) Step() {
 }
 
 // Done reports whether the episode is over, and why: "completed" when every
-// living agent has met its required metrics, "all_dead", or "time_limit".
+// living agent has met its required metrics, "all_dead" when no agent is left
+// alive, or "time_limit".
 func (w *World) Done() (bool, string) {
 	if w.objective.TimeLimit > 0 && w.tick >= w.objective.TimeLimit {
 		return true, "time_limit"
