@@ -25,13 +25,24 @@
 // their clusters, runs A* over this abstract graph and concatenates the cached
 // cell paths of the edges it used. Short queries (start and goal within 56
 // steps, the limit of one github.com/quasilyte/pathing search) first try a
-// direct quasilyte/pathing A* leg; open-field queries with a clear line of
-// sight skip the search entirely.
+// direct quasilyte/pathing A* leg, kept when its smoothed path is within 1%
+// of the straight-line distance (otherwise the cheaper of it and the HPA*
+// path is used); queries with a clear line of sight over Free cells skip
+// the search entirely.
 //
-// The resulting 4-connected cell route is turned into an any-angle path by
-// greedy string pulling with [Grid.LineOfSight], followed by removal of
-// redundant and collinear waypoints. Smoothing never leads a path into
-// hazard cells that the cell route avoided.
+// The planner's own searches (cluster-restricted Dijkstra, abstract A*) use
+// an octile move model over the same tile costs: straight steps cost the
+// entered cell's cost, diagonal steps √2 times as much and only between two
+// walkable orthogonal cells; diagonals are returned as two 4-connected
+// steps. Costing diagonals like their Euclidean length keeps cell routes
+// close to the any-angle optimum, which a purely 4-directional search (whose
+// many equally cheap staircases include L shapes) does not.
+//
+// The 4-connected cell route is turned into an any-angle path by greedy
+// string pulling with [Grid.LineOfSight], removal of redundant waypoints,
+// pulling waypoints from cell centres towards obstacle corners, and removal
+// of collinear waypoints. Smoothing never leads a path into hazard cells
+// that the cell route avoided.
 //
 // Connected components (4-connectivity over non-Blocked cells) are computed
 // up front, so unreachable targets are detected in constant time and reported

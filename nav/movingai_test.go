@@ -216,6 +216,16 @@ func BenchmarkMovingAI(b *testing.B) {
 		b.Skipf("no *.map files in %s", dir)
 	}
 	sort.Strings(maps)
+	header := fmt.Sprintf("%-16s %9s %8s %8s %8s %10s %9s %7s %8s",
+		"map", "size", "problems", "solved%", "mean", "worst", "µs/path", "build", "nodes")
+	var table []string
+	defer func() {
+		// Parent benchmark logs are shown with -v only; each map's own log
+		// carries its row too.
+		if len(table) > 0 {
+			b.Logf("Moving AI summary (%s):\n%s\n%s", dir, header, strings.Join(table, "\n"))
+		}
+	}()
 	for _, mp := range maps {
 		name := strings.TrimSuffix(filepath.Base(mp), ".map")
 		scen := mp + ".scen"
@@ -248,9 +258,15 @@ func BenchmarkMovingAI(b *testing.B) {
 			b.ReportMetric(st.worst, "worst-ratio")
 			b.ReportMetric(usPath, "µs/path")
 			b.ReportMetric(float64(build.Microseconds())/1000, "build-ms")
-			b.Logf("%-16s %4dx%-4d problems %5d solved %6.2f%% mean %.4f worst %.4f (#%d) %8.1f µs/path build %v nodes %d edges %d",
-				name, g.Cols(), g.Rows(), st.total, solved, st.mean(), st.worst, st.worstIdx, usPath, build.Round(time.Millisecond),
-				len(p.abs.nodeCell), len(p.abs.edges))
+			row := fmt.Sprintf("%-16s %9s %8d %8.2f %8.4f %10.4f %9.1f %7s %8d",
+				name, fmt.Sprintf("%dx%d", g.Cols(), g.Rows()), st.total, solved, st.mean(), st.worst, usPath,
+				build.Round(time.Millisecond), len(p.abs.nodeCell))
+			b.Logf("\n%s\n%s", header, row)
+			if len(table) > 0 && strings.HasPrefix(table[len(table)-1], fmt.Sprintf("%-16s ", name)) {
+				table[len(table)-1] = row // a later, larger b.N run of the same map
+			} else {
+				table = append(table, row)
+			}
 			if math.IsNaN(st.mean()) {
 				b.Fatal("NaN ratio")
 			}

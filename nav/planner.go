@@ -8,7 +8,9 @@ import (
 // Options configures a [Planner].
 type Options struct {
 	// ClusterSize is the side of the square clusters of the abstract graph,
-	// in cells. Default 16 when 0; values below 4 are raised to 4.
+	// in cells. Default 16 when 0; clamped to [4, 64]. Larger clusters mean
+	// fewer abstract nodes but costlier start/goal insertion, and the
+	// planner keeps ClusterSize² bytes of cached search tree per node.
 	ClusterSize int
 	// HazardCost is the step cost of a Costly cell (a Free cell costs 1).
 	// Default 8 when 0.
@@ -19,6 +21,7 @@ const (
 	defaultClusterSize = 16
 	defaultHazardCost  = 8
 	minClusterSize     = 4
+	maxClusterSize     = 64
 	// displaceRadius is how far (in cells, Chebyshev) FindPath looks for a
 	// walkable cell when the start lies in a Blocked cell.
 	displaceRadius = 2
@@ -28,9 +31,7 @@ func (o Options) withDefaults() Options {
 	if o.ClusterSize == 0 {
 		o.ClusterSize = defaultClusterSize
 	}
-	if o.ClusterSize < minClusterSize {
-		o.ClusterSize = minClusterSize
-	}
+	o.ClusterSize = min(max(o.ClusterSize, minClusterSize), maxClusterSize)
 	if o.HazardCost == 0 {
 		o.HazardCost = defaultHazardCost
 	}
@@ -50,8 +51,6 @@ type Planner struct {
 	tileCost [3]float64
 
 	legs *legSearcher
-	// noDirect disables the direct pathing leg (for tests and experiments).
-	noDirect bool
 
 	// comp holds the 4-connected component label of each cell, -1 if Blocked.
 	comp []int32
@@ -198,9 +197,10 @@ func (p *Planner) nearestInComponent(label int32, target Point) (Cell, bool) {
 	return best, found
 }
 
-// NoPathError reports that no path exists. Nearest is the reachable point
-// closest to To (a cell centre in the start's component), or From when the
-// start itself is unusable.
+// NoPathError reports that no path exists. Reason is one of the Reason*
+// constants. Nearest is the reachable point closest to To (a cell centre in
+// the start's component), or From when the start itself is unusable
+// (ReasonStart*).
 type NoPathError struct {
 	From, To, Nearest Point
 	Reason            string
@@ -211,15 +211,16 @@ func (e *NoPathError) Error() string {
 	return fmt.Sprintf("no path from %v to %v: %s; nearest reachable point is %v", e.From, e.To, e.Reason, e.Nearest)
 }
 
-// Reasons used in NoPathError.
+// Reasons reported in NoPathError.Reason.
 const (
-	reasonStartInvalid    = "start is not a finite point"
-	reasonStartOutside    = "start is outside the grid"
-	reasonStartBlocked    = "start is inside an obstacle with no walkable cell within 2 cells"
-	reasonTargetInvalid   = "target is not a finite point"
-	reasonTargetOutside   = "target is outside the grid"
-	reasonTargetBlocked   = "target is inside an obstacle"
-	reasonTargetElsewhere = "target is not connected to the start"
+	ReasonStartInvalid  = "start is not a finite point"
+	ReasonStartOutside  = "start is outside the grid"
+	ReasonStartBlocked  = "start is inside an obstacle"
+	ReasonStartEnclosed = "start is inside an obstacle with no walkable cell within 2 cells"
+	ReasonTargetInvalid = "target is not a finite point"
+	ReasonTargetOutside = "target is outside the grid"
+	ReasonTargetBlocked = "target is inside an obstacle"
+	ReasonUnreachable   = "target is not connected to the start"
 )
 
 // resolveStart returns the cell a search from point from starts in: its own
@@ -228,11 +229,11 @@ const (
 // goalComp. displaced reports the second case.
 func (p *Planner) resolveStart(from Point, goalComp int32) (c Cell, displaced bool, reason string) {
 	if !finitePoint(from) {
-		return Cell{}, false, reasonStartInvalid
+		return Cell{}, false, ReasonStartInvalid
 	}
 	sc := PointCell(from)
 	if !p.grid.InBounds(sc) {
-		return Cell{}, false, reasonStartOutside
+		return Cell{}, false, ReasonStartOutside
 	}
 	if p.grid.At(sc) != Blocked {
 		return sc, false, ""
@@ -252,7 +253,7 @@ func (p *Planner) resolveStart(from Point, goalComp int32) (c Cell, displaced bo
 		}
 	}
 	if math.IsInf(bestD, 1) {
-		return Cell{}, false, reasonStartBlocked
+		return Cell{}, false, ReasonStartEnclosed
 	}
 	return best, true, ""
 }
@@ -261,16 +262,16 @@ func (p *Planner) resolveStart(from Point, goalComp int32) (c Cell, displaced bo
 // cell sc, or "" if it can.
 func (p *Planner) targetProblem(to Point, sc Cell) string {
 	if !finitePoint(to) {
-		return reasonTargetInvalid
+		return ReasonTargetInvalid
 	}
 	gc := PointCell(to)
 	switch {
 	case !p.grid.InBounds(gc):
-		return reasonTargetOutside
+		return ReasonTargetOutside
 	case p.grid.At(gc) == Blocked:
-		return reasonTargetBlocked
+		return ReasonTargetBlocked
 	case !p.Reachable(sc, gc):
-		return reasonTargetElsewhere
+		return ReasonUnreachable
 	}
 	return ""
 }
@@ -330,9 +331,9 @@ func (p *Planner) FindCells(from, to Cell) ([]Cell, error) {
 	fp, tp := from.Center(), to.Center()
 	switch {
 	case !p.grid.InBounds(from):
-		return nil, &NoPathError{From: fp, To: tp, Nearest: fp, Reason: reasonStartOutside}
+		return nil, &NoPathError{From: fp, To: tp, Nearest: fp, Reason: ReasonStartOutside}
 	case p.grid.At(from) == Blocked:
-		return nil, &NoPathError{From: fp, To: tp, Nearest: fp, Reason: "start is inside an obstacle"}
+		return nil, &NoPathError{From: fp, To: tp, Nearest: fp, Reason: ReasonStartBlocked}
 	}
 	if reason := p.targetProblem(tp, from); reason != "" {
 		return nil, p.noPath(fp, tp, from, reason)
@@ -370,7 +371,7 @@ func (p *Planner) plan(from, to Point, sc, gc Cell, displaced bool) ([]Cell, []P
 		direct     []Point
 		directCost float64
 	)
-	if !p.noDirect && manhattan(sc, gc) <= maxLegSteps {
+	if manhattan(sc, gc) <= maxLegSteps {
 		// Chaining is capped at 57 steps. With uniform costs a partial first
 		// call proves that no route of 56 steps or fewer exists, so an
 		// accepted chained route is still a shortest one, never a dead-end

@@ -271,10 +271,10 @@ func TestFindPathUnreachable(t *testing.T) {
 		// The nearest reachable cell to (6.5, 4.5) is (6, 1) just above the
 		// room (distance 3; (6, 7) below is also 3 — ring order picks the
 		// first found).
-		{"inside a closed room", target, reasonTargetElsewhere, Point{6.5, 1.5}},
-		{"inside an obstacle", Point{3.2, 4.9}, reasonTargetBlocked, Point{2.5, 4.5}},
-		{"outside the grid", Point{30, 3.2}, reasonTargetOutside, Point{13.5, 3.5}},
-		{"outside the grid, negative", Point{-5, -5}, reasonTargetOutside, Point{0.5, 0.5}},
+		{"inside a closed room", target, ReasonUnreachable, Point{6.5, 1.5}},
+		{"inside an obstacle", Point{3.2, 4.9}, ReasonTargetBlocked, Point{2.5, 4.5}},
+		{"outside the grid", Point{30, 3.2}, ReasonTargetOutside, Point{13.5, 3.5}},
+		{"outside the grid, negative", Point{-5, -5}, ReasonTargetOutside, Point{0.5, 0.5}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -302,7 +302,7 @@ func TestFindPathUnreachable(t *testing.T) {
 	_, err := p.FindCells(marks['S'][0], marks['T'][0])
 	var npe *NoPathError
 	require.True(t, errors.As(err, &npe))
-	require.Equal(t, reasonTargetElsewhere, npe.Reason)
+	require.Equal(t, ReasonUnreachable, npe.Reason)
 	require.False(t, p.Reachable(marks['S'][0], marks['T'][0]))
 	require.True(t, p.Reachable(marks['T'][0], Cell{4, 3}), "inside the room is its own component")
 	c, ok := p.NearestReachable(marks['T'][0], Point{0, 0})
@@ -313,7 +313,7 @@ func TestFindPathUnreachable(t *testing.T) {
 }
 
 func TestNoPathErrorMessage(t *testing.T) {
-	err := &NoPathError{From: Point{3.5, 4.5}, To: Point{40, 2}, Nearest: Point{39.5, 4.5}, Reason: reasonTargetBlocked}
+	err := &NoPathError{From: Point{3.5, 4.5}, To: Point{40, 2}, Nearest: Point{39.5, 4.5}, Reason: ReasonTargetBlocked}
 	require.Equal(t, "no path from (3.5, 4.5) to (40.0, 2.0): target is inside an obstacle; nearest reachable point is (39.5, 4.5)", err.Error())
 }
 
@@ -354,18 +354,19 @@ func TestFindPathStartInBlockedCell(t *testing.T) {
 		_, err := bp.FindPath(Point{10.5, 10.5}, Point{0.5, 0.5})
 		var npe *NoPathError
 		require.True(t, errors.As(err, &npe))
-		require.Equal(t, reasonStartBlocked, npe.Reason)
+		require.Equal(t, ReasonStartEnclosed, npe.Reason)
 	})
 	t.Run("start outside the grid", func(t *testing.T) {
 		_, err := p.FindPath(Point{-1, 2}, to)
 		var npe *NoPathError
 		require.True(t, errors.As(err, &npe))
-		require.Equal(t, reasonStartOutside, npe.Reason)
+		require.Equal(t, ReasonStartOutside, npe.Reason)
 	})
 	t.Run("FindCells from a blocked cell", func(t *testing.T) {
 		_, err := p.FindCells(Cell{3, 3}, marks['G'][0])
 		var npe *NoPathError
 		require.True(t, errors.As(err, &npe))
+		require.Equal(t, ReasonStartBlocked, npe.Reason)
 	})
 }
 
@@ -440,4 +441,22 @@ func TestPlannerSnapshotsGrid(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, path, 2, "later grid edits are not seen")
 	require.Equal(t, Options{ClusterSize: 16, HazardCost: 8}, p.Options())
+}
+
+func TestTransitionOffsets(t *testing.T) {
+	tests := []struct {
+		run  int
+		want []int
+	}{
+		{1, []int{0}},
+		{2, []int{0}},
+		{3, []int{1}},
+		{4, []int{0, 3}},
+		{9, []int{0, 8}},
+		{10, []int{0, 4, 9}},
+		{16, []int{0, 7, 15}},
+	}
+	for _, tc := range tests {
+		require.Equal(t, tc.want, transitionOffsets(tc.run, nil), "run of %d cells", tc.run)
+	}
 }

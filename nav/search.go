@@ -5,15 +5,15 @@ import "math"
 // The planner's own searches (cluster-restricted Dijkstra, abstract A*) use
 // an octile move model: the 8 neighbours, with a diagonal move allowed only
 // when both orthogonal cells it passes between are walkable (no corner
-// cutting). Entering a cell costs its tile cost (1 for Free, HazardCost for
-// Costly) times the move length (1 or √2); a diagonal move costs as much as
-// the cheaper of its two 4-connected equivalents' worse cell, so that a
-// diagonal squeezing between two hazard cells costs like the hazard. The
-// costs are 4-connected-route costs where the route is straight and
-// Euclidean-like where it is diagonal, which keeps routes close to the
-// any-angle optimum that smoothing approximates.
+// cutting). A straight move costs the tile cost of the entered cell (1 for
+// Free, HazardCost for Costly). A diagonal move costs √2 × max(cost of the
+// entered cell, min(costs of the two orthogonal cells)): it is later
+// emitted as two 4-connected steps through the cheaper orthogonal cell, so
+// squeezing diagonally between two hazard cells costs like a hazard.
+// Pricing diagonals by their Euclidean length keeps cell routes close to
+// the any-angle optimum that smoothing approximates.
 
-// dir8 lists the 8 moves; the first 4 are straight.
+// dir8 lists the 8 moves (a read-only table); the first 4 are straight.
 var dir8 = [8]struct{ dx, dy int }{
 	{1, 0}, {0, 1}, {-1, 0}, {0, -1},
 	{1, 1}, {-1, 1}, {-1, -1}, {1, -1},
@@ -28,52 +28,6 @@ const (
 type heapItem struct {
 	key float64
 	val int32
-}
-
-// minHeap is a binary min-heap of heapItems keyed by key. Ties are broken by
-// insertion order only loosely; callers must not depend on tie order.
-type minHeap struct{ items []heapItem }
-
-func (h *minHeap) reset()   { h.items = h.items[:0] }
-func (h *minHeap) len() int { return len(h.items) }
-func (h *minHeap) push(key float64, val int32) {
-	h.items = append(h.items, heapItem{key, val})
-	it := h.items
-	i := len(it) - 1
-	for i > 0 {
-		j := (i - 1) / 2
-		if it[j].key <= it[i].key {
-			break
-		}
-		it[i], it[j] = it[j], it[i]
-		i = j
-	}
-}
-
-func (h *minHeap) pop() heapItem {
-	it := h.items
-	top := it[0]
-	n := len(it) - 1
-	it[0] = it[n]
-	it = it[:n]
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= n {
-			break
-		}
-		m := l
-		if r := l + 1; r < n && it[r].key < it[l].key {
-			m = r
-		}
-		if it[i].key <= it[m].key {
-			break
-		}
-		it[i], it[m] = it[m], it[i]
-		i = m
-	}
-	h.items = it
-	return top
 }
 
 // indexedHeap is a binary min-heap with decrease-key. pos[v] holds the
@@ -178,25 +132,6 @@ func newClusterSearch(cs int) *clusterSearch {
 func (s *clusterSearch) local(c Cell) int { return (c.Y-s.y0)*s.w + (c.X - s.x0) }
 
 func (s *clusterSearch) distTo(c Cell) float64 { return s.dist[s.local(c)] }
-
-// moveCost returns the cost of moving from (x, y) by dir8[d], or +Inf if the
-// move is not allowed.
-func (p *Planner) moveCost(x, y, d int) float64 {
-	m := dir8[d]
-	tv := p.grid.at(x+m.dx, y+m.dy)
-	if tv == Blocked {
-		return math.Inf(1)
-	}
-	if d < 4 {
-		return p.tileCost[tv]
-	}
-	t1 := p.grid.at(x+m.dx, y)
-	t2 := p.grid.at(x, y+m.dy)
-	if t1 == Blocked || t2 == Blocked {
-		return math.Inf(1)
-	}
-	return diagCost(p.tileCost[tv], p.tileCost[t1], p.tileCost[t2])
-}
 
 // diagCost is the cost of a diagonal move entering a cell of cost cv
 // between orthogonal cells of costs c1 and c2 (all finite).

@@ -32,11 +32,22 @@ func (s *smoother) visible(g *Grid, i, j int) bool {
 // smooth returns the any-angle path for route (route[0] is from's cell, or
 // the displaced start cell when displaced; route[len-1] is to's cell).
 //
-// Greedy string pulling: from the current anchor, a galloping search (1, 2,
-// 4, … points ahead, then bisection) finds a far route point still in line
-// of sight, with maxTile limited to the worst tile of the route cells it
-// replaces. A second pass drops waypoints whose neighbours see each other,
-// and a last pass drops collinear waypoints.
+// Every line-of-sight test uses as maxTile the worst tile of the route
+// cells between the two points it joins, so a route that avoided hazards
+// stays out of them while a route forced through a hazard may be smoothed
+// within it.
+//
+//  1. Greedy string pulling: from the current anchor, a galloping search
+//     (2, 4, 8, … points ahead, then bisection) finds a far route point
+//     still in line of sight; it becomes the next waypoint and anchor.
+//  2. Waypoints whose neighbours see each other are dropped (repeated until
+//     stable).
+//  3. Each interior waypoint is pulled from its cell centre towards the
+//     cell corner that shortens the path most, as far as both of its
+//     segments keep line of sight (staying cornerClearance inside its
+//     cell), so paths hug obstacle corners instead of cell centres; then
+//     step 2 is applied once more.
+//  4. Collinear waypoints are dropped.
 func (s *smoother) smooth(g *Grid, from, to Point, route []Cell, displaced bool) []Point {
 	n := len(route)
 	s.pts = s.pts[:0]
