@@ -11,6 +11,7 @@ type Resource struct {
 	RespawnTicks int
 	Collected    bool
 	respawnAt    int
+	shown        Vec3 // Pos as observations print it
 }
 
 // Station is a crafting station. InUseBy names the agent crafting at it, if any.
@@ -19,6 +20,7 @@ type Station struct {
 	StationType string
 	Pos         Vec3
 	InUseBy     string
+	shown       Vec3
 }
 
 // Hazard is a round area that damages agents inside it.
@@ -29,6 +31,7 @@ type Hazard struct {
 	Radius          float64
 	EntryDamage     float64
 	DamagePerSecond float64
+	shown           Vec3
 }
 
 // Obstacle is a solid object: agents collide with it and, unless SeeThrough, it blocks sight.
@@ -41,6 +44,8 @@ type Obstacle struct {
 	SizeX, SizeZ float64
 	Height       float64
 	SeeThrough   bool
+	shown        Vec3
+	shownExtent  float64
 }
 
 // extent is the obstacle's half-size on the ground: its radius, or half its box diagonal.
@@ -59,6 +64,7 @@ type CapturePoint struct {
 	Radius   float64
 	Owner    string
 	Progress float64
+	shown    Vec3
 }
 
 // Message is a message as its receiver sees it.
@@ -128,6 +134,7 @@ type Agent struct {
 	Stats     AgentStats
 
 	index            int
+	shown            Vec3 // Pos as observations print it, refreshed with the agent index
 	shape            *resolv.Circle
 	action           actionState
 	status           ActionStatus

@@ -72,7 +72,48 @@ func (w *World) lineOfSight(from, to Vec3, d float64) bool {
 	ux, uy := (b.X-a.X)/dc, (b.Y-a.Y)/dc
 	a = nav.Point{X: a.X + ux*s, Y: a.Y + uy*s}
 	b = nav.Point{X: b.X - ux*s, Y: b.Y - uy*s}
+	if w.sightSums != nil && w.sightClear(a, b) {
+		return true
+	}
 	return w.sightGrid.LineOfSight(a, b, nav.Free)
+}
+
+// buildSightSums makes a summed-area table of the sight grid's blocked cells,
+// so that a line whose bounding box holds no obstacle needs no traversal.
+func (w *World) buildSightSums() {
+	cols, rows := w.sightGrid.Cols(), w.sightGrid.Rows()
+	w.sightSums = make([]int32, (cols+1)*(rows+1))
+	for y := 0; y < rows; y++ {
+		var run int32
+		for x := 0; x < cols; x++ {
+			if w.sightGrid.At(nav.Cell{X: x, Y: y}) != nav.Free {
+				run++
+			}
+			w.sightSums[(y+1)*(cols+1)+x+1] = w.sightSums[y*(cols+1)+x+1] + run
+		}
+	}
+}
+
+// sightClear reports whether the cells of the box spanned by a and b are all free.
+func (w *World) sightClear(a, b nav.Point) bool {
+	cols, rows := w.sightGrid.Cols(), w.sightGrid.Rows()
+	x0, x1 := int(math.Floor(math.Min(a.X, b.X))), int(math.Floor(math.Max(a.X, b.X)))
+	y0, y1 := int(math.Floor(math.Min(a.Y, b.Y))), int(math.Floor(math.Max(a.Y, b.Y)))
+	if x0 < 0 || y0 < 0 || x1 >= cols || y1 >= rows {
+		return false
+	}
+	st := cols + 1
+	n := w.sightSums[(y1+1)*st+x1+1] - w.sightSums[y0*st+x1+1] - w.sightSums[(y1+1)*st+x0] + w.sightSums[y0*st+x0]
+	return n == 0
+}
+
+// LineOfSightByTraversal is LineOfSight without the summed-area shortcut; tests
+// use it to check that the shortcut never changes an answer.
+func (w *World) LineOfSightByTraversal(from, to Vec3) bool {
+	saved := w.sightSums
+	w.sightSums = nil
+	defer func() { w.sightSums = saved }()
+	return w.LineOfSight(from, to)
 }
 
 // LineOfSight reports whether an unobstructed line joins two ground points.
@@ -94,7 +135,7 @@ func (v *viewer) resources(dst []EntityView) []EntityView {
 	for _, c := range v.sorted() {
 		r := w.resources[c.idx]
 		dst = append(dst, EntityView{Name: r.Name, Type: "resource", ResourceType: r.ResourceType,
-			Position: roundVec(r.Pos), Distance: c.d, Amount: r.Amount})
+			Position: r.shown, Distance: c.d, Amount: r.Amount})
 	}
 	return dst
 }
@@ -111,7 +152,7 @@ func (v *viewer) stations(dst []EntityView) []EntityView {
 		s := w.stations[c.idx]
 		inUse := s.InUseBy != "" && s.InUseBy != v.self.ID
 		dst = append(dst, EntityView{Name: s.Name, Type: "station", StationType: s.StationType,
-			Position: roundVec(s.Pos), Distance: c.d, InUse: &inUse})
+			Position: s.shown, Distance: c.d, InUse: &inUse})
 	}
 	return dst
 }
@@ -134,7 +175,7 @@ func (v *viewer) hazards(dst []EntityView) []EntityView {
 	for _, c := range v.sorted() {
 		h := w.hazards[c.idx]
 		dst = append(dst, EntityView{Name: h.Name, Type: "hazard", HazardType: h.HazardType,
-			Position: roundVec(h.Pos), Distance: c.d, Radius: h.Radius,
+			Position: h.shown, Distance: c.d, Radius: h.Radius,
 			EntryDamage: h.EntryDamage, DamagePerSecond: h.DamagePerSecond})
 	}
 	return dst
@@ -156,7 +197,7 @@ func (v *viewer) obstacles(dst []EntityView) []EntityView {
 	for _, c := range v.sorted() {
 		o := w.obstacles[c.idx]
 		dst = append(dst, EntityView{Name: o.Name, Type: "obstacle", ObstacleType: o.ObstacleType,
-			Position: roundVec(o.Pos), Distance: c.d, Radius: round2(o.extent())})
+			Position: o.shown, Distance: c.d, Radius: o.shownExtent})
 	}
 	return dst
 }
@@ -175,7 +216,7 @@ func (v *viewer) agents(dst []EntityView) []EntityView {
 	})
 	for _, c := range v.sorted() {
 		o := w.agents[c.idx]
-		dst = append(dst, EntityView{Name: o.ID, Type: "agent", Team: o.Team, Position: roundVec(o.Pos),
+		dst = append(dst, EntityView{Name: o.ID, Type: "agent", Team: o.Team, Position: o.shown,
 			Distance: c.d, Health: round2(o.Health), Action: o.status.Status})
 	}
 	return dst
@@ -190,7 +231,7 @@ func (v *viewer) capturePoints(dst []EntityView) []EntityView {
 	for _, c := range v.sorted() {
 		p := v.w.points[c.idx]
 		prog := round2(p.Progress)
-		dst = append(dst, EntityView{Name: p.Name, Type: "capture_point", Position: roundVec(p.Pos),
+		dst = append(dst, EntityView{Name: p.Name, Type: "capture_point", Position: p.shown,
 			Distance: c.d, Radius: p.Radius, Owner: p.Owner, Progress: &prog})
 	}
 	return dst
@@ -205,6 +246,7 @@ func (w *World) refreshAgentIndex() {
 	for i, a := range w.agents {
 		if a.Alive {
 			w.agentIdx.insert(i, a.Pos)
+			a.shown = roundVec(a.Pos)
 		}
 	}
 	w.agentIdxDirty = false

@@ -86,6 +86,7 @@ func (w *World) buildNavigation() {
 	w.navGrid.FillRect(nav.Point{X: 0, Y: 0}, nav.Point{X: edge, Y: fr}, nav.Blocked)
 	w.navGrid.FillRect(nav.Point{X: fc - edge, Y: 0}, nav.Point{X: fc, Y: fr}, nav.Blocked)
 	w.planner = nav.NewPlanner(w.navGrid, nav.Options{ClusterSize: w.rules.ClusterSize, HazardCost: w.rules.HazardCost})
+	w.buildSightSums()
 }
 
 // NavGrid exposes the navigation grid (for viewers and tests); do not modify it.
@@ -289,6 +290,10 @@ func (w *World) collide(a *Agent, x, z float64) string {
 		})
 		pushed := false
 		for _, t := range list {
+			// A cheap box test first: resolv's exact test allocates.
+			if !a.shape.Bounds().IsIntersecting(t.shape.Bounds()) {
+				continue
+			}
 			set := a.shape.Intersection(t.shape)
 			if set.IsEmpty() {
 				continue

@@ -56,6 +56,7 @@ type World struct {
 	recipeCache map[string]RecipeView
 	cands       []cand // scratch for observations
 	metricNames []string
+	sightSums   []int32 // summed-area table of the sight grid
 }
 
 type entityKind uint8
@@ -180,11 +181,12 @@ func (w *World) inside(kind, name string, x, z float64) error {
 
 func (w *World) addEntities(cfg Config) error {
 	bucket := math.Max(w.rules.PerceptionRadius, 4)
+	agentBucket := math.Max(w.rules.PerceptionRadius/2, 2)
 	w.resourceIdx = newBucketGrid(w.bounds, bucket)
 	w.stationIdx = newBucketGrid(w.bounds, bucket)
 	w.hazardIdx = newBucketGrid(w.bounds, bucket)
 	w.obstacleIdx = newBucketGrid(w.bounds, bucket)
-	w.agentIdx = newBucketGrid(w.bounds, bucket)
+	w.agentIdx = newBucketGrid(w.bounds, agentBucket)
 	for _, o := range cfg.Obstacles {
 		if err := w.inside("obstacle", o.Name, o.X, o.Z); err != nil {
 			return err
@@ -210,6 +212,7 @@ func (w *World) addEntities(cfg Config) error {
 		if err := w.claim(o.Name, entityRef{kindObstacle, len(w.obstacles)}); err != nil {
 			return err
 		}
+		ob.shown, ob.shownExtent = roundVec(ob.Pos), round2(ob.extent())
 		w.obstacleIdx.insert(len(w.obstacles), ob.Pos)
 		w.obstacles = append(w.obstacles, ob)
 		w.maxObstacleExtent = math.Max(w.maxObstacleExtent, ob.extent())
@@ -229,6 +232,7 @@ func (w *World) addEntities(cfg Config) error {
 			return err
 		}
 		res := &Resource{Name: r.Name, ResourceType: r.ResourceType, Pos: w.ground(r.X, r.Z), Amount: amount, RespawnTicks: r.RespawnTicks}
+		res.shown = roundVec(res.Pos)
 		w.resourceIdx.insert(len(w.resources), res.Pos)
 		w.resources = append(w.resources, res)
 	}
@@ -243,6 +247,7 @@ func (w *World) addEntities(cfg Config) error {
 			return err
 		}
 		st := &Station{Name: s.Name, StationType: s.StationType, Pos: w.ground(s.X, s.Z)}
+		st.shown = roundVec(st.Pos)
 		w.stationIdx.insert(len(w.stations), st.Pos)
 		w.stations = append(w.stations, st)
 	}
@@ -261,6 +266,7 @@ func (w *World) addEntities(cfg Config) error {
 		}
 		hz := &Hazard{Name: h.Name, HazardType: h.HazardType, Pos: w.ground(h.X, h.Z), Radius: h.Radius,
 			EntryDamage: h.EntryDamage, DamagePerSecond: h.DamagePerSecond}
+		hz.shown = roundVec(hz.Pos)
 		w.hazardIdx.insert(len(w.hazards), hz.Pos)
 		w.hazards = append(w.hazards, hz)
 		w.maxHazardRadius = math.Max(w.maxHazardRadius, h.Radius)
@@ -276,7 +282,9 @@ func (w *World) addEntities(cfg Config) error {
 		if radius <= 0 {
 			radius = 3
 		}
-		w.points = append(w.points, &CapturePoint{Name: p.Name, Pos: w.ground(p.X, p.Z), Radius: radius})
+		cp := &CapturePoint{Name: p.Name, Pos: w.ground(p.X, p.Z), Radius: radius}
+		cp.shown = roundVec(cp.Pos)
+		w.points = append(w.points, cp)
 	}
 	for _, s := range cfg.Agents {
 		if err := w.inside("agent", s.ID, s.X, s.Z); err != nil {

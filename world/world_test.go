@@ -1,7 +1,9 @@
 package world_test
 
 import (
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/arena-sim/arena/internal/testutil"
@@ -272,4 +274,29 @@ func TestWorldRejectsBadConfig(t *testing.T) {
 			require.ErrorContains(t, err, tc.msg)
 		})
 	}
+}
+
+func TestLineOfSightAgreesWithTheGrid(t *testing.T) {
+	// The summed-area shortcut must never disagree with a full traversal.
+	cfg := testutil.Config()
+	for i := 0; i < 30; i++ {
+		cfg.Obstacles = append(cfg.Obstacles, world.ObstacleSpec{Name: fmt.Sprintf("T%d", i), Shape: "circle",
+			X: float64((i*37)%36 - 18), Z: float64((i*53)%36 - 18), Radius: 0.3 + float64(i%4)*0.4})
+	}
+	w := testutil.World(t, cfg)
+	r := rand.New(rand.NewPCG(1, 2))
+	clear, blocked := 0, 0
+	for i := 0; i < 5000; i++ {
+		a := world.Vec3{r.Float64()*38 - 19, 0, r.Float64()*38 - 19}
+		b := world.Vec3{r.Float64()*38 - 19, 0, r.Float64()*38 - 19}
+		got := w.LineOfSight(a, b)
+		require.Equal(t, w.LineOfSightByTraversal(a, b), got, "%v → %v", a, b)
+		if got {
+			clear++
+		} else {
+			blocked++
+		}
+	}
+	require.Positive(t, clear)
+	require.Positive(t, blocked)
 }
