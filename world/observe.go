@@ -186,14 +186,19 @@ func (v *viewer) obstacles(dst []EntityView) []EntityView {
 	// Obstacles are large and solid: they are seen when their outline is within
 	// the radius, without a line-of-sight test (an obstacle hides what is behind
 	// it, not itself).
-	w.obstacleIdx.each(v.self.Pos[0], v.self.Pos[2], v.radius+w.maxObstacleExtent, func(i int) {
-		o := w.obstacles[i]
-		d := GroundDist(v.self.Pos, o.Pos)
-		if d-o.extent() > v.radius {
-			return
+	g := w.obstacleIdx
+	x0, z0, x1, z1 := g.span(v.self.Pos[0], v.self.Pos[2], v.radius+w.maxObstacleExtent)
+	for cz := z0; cz <= z1; cz++ {
+		for cx := x0; cx <= x1; cx++ {
+			for _, i := range g.cells[cz*g.cols+cx] {
+				o := w.obstacles[i]
+				d := GroundDist(v.self.Pos, o.Pos)
+				if d-o.extent() <= v.radius {
+					v.add(d, o.Name, int(i))
+				}
+			}
 		}
-		v.add(d, o.Name, i)
-	})
+	}
 	for _, c := range v.sorted() {
 		o := w.obstacles[c.idx]
 		dst = append(dst, EntityView{Name: o.Name, Type: "obstacle", ObstacleType: o.ObstacleType,
@@ -205,15 +210,21 @@ func (v *viewer) obstacles(dst []EntityView) []EntityView {
 func (v *viewer) agents(dst []EntityView) []EntityView {
 	w := v.w
 	w.refreshAgentIndex()
-	w.agentIdx.each(v.self.Pos[0], v.self.Pos[2], v.radius, func(i int) {
-		o := w.agents[i]
-		if o == v.self {
-			return
+	g := w.agentIdx
+	x0, z0, x1, z1 := g.span(v.self.Pos[0], v.self.Pos[2], v.radius)
+	for cz := z0; cz <= z1; cz++ {
+		for cx := x0; cx <= x1; cx++ {
+			for _, i := range g.cells[cz*g.cols+cx] {
+				o := w.agents[i]
+				if o == v.self {
+					continue
+				}
+				if d, ok := v.visible(o.Pos); ok {
+					v.add(d, o.ID, int(i))
+				}
+			}
 		}
-		if d, ok := v.visible(o.Pos); ok {
-			v.add(d, o.ID, i)
-		}
-	})
+	}
 	for _, c := range v.sorted() {
 		o := w.agents[c.idx]
 		dst = append(dst, EntityView{Name: o.ID, Type: "agent", Team: o.Team, Position: o.shown,

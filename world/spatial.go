@@ -50,6 +50,14 @@ func (g *bucketGrid) reset() {
 	}
 }
 
+// span returns the bucket rectangle covering the square around (x, z) of
+// half-side r, for callers that loop over g.cells themselves (hot paths).
+func (g *bucketGrid) span(x, z, r float64) (x0, z0, x1, z1 int) {
+	x0, z0 = g.coord(x-r, z-r)
+	x1, z1 = g.coord(x+r, z+r)
+	return
+}
+
 // each calls fn for every index whose bucket overlaps the square around (x, z)
 // of half-side r. Callers filter by exact distance.
 func (g *bucketGrid) each(x, z, r float64, fn func(idx int)) {
