@@ -325,6 +325,7 @@ func TestMessagesOnlyReachAgentsInRange(t *testing.T) {
 	w := testutil.World(t, cfg)
 	reg, err := tools.ForWorld(w)
 	require.NoError(t, err)
+	require.Contains(t, w.Observe(w.Agent("a1")).AgentIDs, "far", "every id send_message takes is readable, seen or not")
 	require.True(t, decide(w, reg, "a1", "send_message", map[string]any{"message": "near only"}).Success)
 	requireFail(t, decide(w, reg, "a1", "send_message", map[string]any{"message": "x", "target_agent": "far"}), world.CodeOutOfRange, "beyond communication range")
 	w.Step()
@@ -378,6 +379,7 @@ func TestUnknownToolAndDeadAgent(t *testing.T) {
 	a := w.Agent("a1")
 	w.Damage(a, 1000, "test")
 	require.False(t, a.Alive)
+	require.NotContains(t, w.Observe(w.Agent("a2")).AgentIDs, "a1", "the dead leave the roster")
 	for _, tool := range []string{"idle", "move_to", "collect", "query_world"} {
 		requireFail(t, decide(w, reg, "a1", tool, nil), world.CodeDead, "a1 is dead")
 	}

@@ -24,6 +24,10 @@ type Observation struct {
 	CapturePoints    []EntityView          `json:"capture_points,omitempty"`
 	AvailableRecipes map[string]RecipeView `json:"available_recipes"`
 	Messages         []Message             `json:"messages"`
+	// AgentIDs lists every living agent's id (the agent's own included): the
+	// ids send_message takes, seen or not. Shared between observations of a
+	// tick: read it, do not modify it.
+	AgentIDs []string `json:"agent_ids"`
 	CurrentAction    ActionStatus          `json:"current_action"`
 	LastActionResult *ActionResult         `json:"last_action_result"`
 	QueryResult      *QueryResult          `json:"query_result,omitempty"`

@@ -324,6 +324,7 @@ func (w *World) ObserveInto(a *Agent, obs *Observation) {
 		w.cands = v.cands
 	}
 	obs.AvailableRecipes = w.recipeViews()
+	obs.AgentIDs = w.roster()
 	if obs.Messages == nil {
 		obs.Messages = make([]Message, 0, len(a.inbox))
 	}
@@ -354,6 +355,20 @@ func (w *World) ObserveInto(a *Agent, obs *Observation) {
 	} else {
 		obs.Components = nil
 	}
+}
+
+// roster returns the ids of the living agents, rebuilt only when one dies.
+func (w *World) roster() []string {
+	if w.rosterDirty || w.rosterIDs == nil {
+		w.rosterIDs = make([]string, 0, len(w.agents))
+		for _, a := range w.agents {
+			if a.Alive {
+				w.rosterIDs = append(w.rosterIDs, a.ID)
+			}
+		}
+		w.rosterDirty = false
+	}
+	return w.rosterIDs
 }
 
 func emptyViews(v []EntityView) []EntityView {

@@ -57,6 +57,8 @@ type World struct {
 	cands       []cand // scratch for observations
 	metricNames []string
 	sightSums   []int32 // summed-area table of the sight grid
+	rosterIDs   []string
+	rosterDirty bool
 }
 
 type entityKind uint8
@@ -434,6 +436,7 @@ func (w *World) Damage(a *Agent, amount float64, cause string) {
 func (w *World) kill(a *Agent, cause string) {
 	a.Alive = false
 	a.Stats.DiedTick = w.tick
+	w.rosterDirty = true
 	w.cancelAction(a)
 	a.Vel = Vec3{}
 	a.status = ActionStatus{Status: "dead", Detail: "killed by " + cause}

@@ -33,6 +33,7 @@ func TestObservationUniversalFields(t *testing.T) {
 	require.Equal(t, 1.41, obs.NearbyResources[0].Distance)
 	require.Equal(t, []string{"Workbench1"}, names(obs.NearbyStations))
 	require.Equal(t, []string{"a2"}, names(obs.NearbyAgents))
+	require.Equal(t, []string{"a1", "a2"}, obs.AgentIDs)
 	require.Equal(t, "blue", obs.NearbyAgents[0].Team)
 	require.Contains(t, names(obs.NearbyObstacles), "Rock1")
 	require.NotNil(t, obs.Objective)
