@@ -34,9 +34,10 @@ type Runner struct {
 	// OnTick, when set, is called after every tick (progress bars, viewers).
 	OnTick func(tick int)
 
-	obs   map[string]*world.Observation
-	order []int
-	rng   *rand.Rand
+	obs       map[string]*world.Observation
+	order     []int
+	decisions []world.Decision
+	rng       *rand.Rand
 }
 
 // TickRecord is one tick as the journal keeps it.
@@ -117,7 +118,9 @@ func (r *Runner) step(ctx context.Context, period int) (TickRecord, error) {
 	rec := TickRecord{Tick: tick}
 	if tick%period == 0 {
 		agents := w.Agents()
-		decisions := make([]world.Decision, len(agents))
+		decisions := r.decisions[:0]
+		decisions = append(decisions, make([]world.Decision, len(agents))...)
+		r.decisions = decisions
 		for i, a := range agents {
 			ctrl := r.Controllers[a.ID]
 			if ctrl == nil || !a.Alive {

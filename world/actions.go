@@ -313,7 +313,7 @@ func (w *World) BeginDecision(a *Agent) {
 
 // RecordResult stores the outcome of an agent's decision for its next observation.
 func (w *World) RecordResult(a *Agent, res ActionResult) {
-	a.lastResult = &res
+	a.lastResult, a.hasResult = res, true
 }
 
 // SetQueryResult puts a query_world answer in the agent's next observation.

@@ -138,7 +138,8 @@ type Agent struct {
 	shape            *resolv.Circle
 	action           actionState
 	status           ActionStatus
-	lastResult       *ActionResult
+	lastResult       ActionResult // valid when hasResult
+	hasResult        bool
 	inbox            []Message
 	queryResult      *QueryResult
 	inventoryDetails *InventoryDetails

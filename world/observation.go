@@ -36,6 +36,8 @@ type Observation struct {
 	CurrentProgress  map[string]float64    `json:"current_progress"`
 	Score            float64               `json:"score"`
 	Components       map[string]Section    `json:"components,omitempty"`
+
+	lastResult ActionResult // storage behind LastActionResult
 }
 
 // EntityView is one entity as an agent sees it. Name is the id tools take; Type is

@@ -330,7 +330,12 @@ func (w *World) ObserveInto(a *Agent, obs *Observation) {
 	}
 	obs.Messages = append(obs.Messages[:0], a.inbox...)
 	obs.CurrentAction = a.currentAction(obs.CurrentAction.Path[:0])
-	obs.LastActionResult = a.lastResult
+	obs.LastActionResult = nil
+	if a.hasResult {
+		// The observation keeps its own copy: later decisions never change it.
+		obs.lastResult = a.lastResult
+		obs.LastActionResult = &obs.lastResult
+	}
 	obs.QueryResult = a.queryResult
 	obs.InventoryDetails = a.inventoryDetails
 	obs.Objective = &w.objective

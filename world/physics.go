@@ -364,7 +364,7 @@ func (w *World) checkProgress(a *Agent, blocker string) {
 		"Movement toward [%.1f, %.1f, %.1f] made no progress for %.1f s: blocked by %s at [%.1f, %.1f, %.1f]; the move was stopped",
 		target[0], target[1], target[2], float64(window)/w.tickRate, why, a.Pos[0], a.Pos[1], a.Pos[2])
 	res.Tick = w.tick
-	a.lastResult = &res
+	a.lastResult, a.hasResult = res, true
 	a.action = actionState{}
 	a.Vel = Vec3{}
 	a.status = ActionStatus{Tool: "move_to", Status: "failed", Target: &target, Detail: res.ErrorMessage}
