@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/arena-sim/arena/world"
 )
@@ -19,10 +20,11 @@ type Forager struct {
 	cols    int
 	rows    int
 	seen    []bool
-	avoid   map[string]int        // resource name → tick until which it is skipped
-	known   map[string]world.Vec3 // resources seen before, by name
-	goal    world.Vec3            // where the current move_to leads
-	goalFor string                // resource name, "explore" or "flee"
+	avoid   map[string]int  // resource name → tick until which it is skipped
+	known   []knownResource // resources seen before, at most maxKnown
+	marked  int             // exploration cell last marked around the forager
+	goal    world.Vec3      // where the current move_to leads
+	goalFor string          // resource name, "explore" or "flee"
 	moving  bool
 	failure world.ActionResult // the last failure already acted on
 }
@@ -43,7 +45,7 @@ func NewForager(info Info) *Forager {
 	rows := max(1, int(math.Ceil(info.Bounds.Depth()/cell)))
 	return &Forager{
 		info: info, rng: rand.New(rand.NewPCG(world.DeriveSeed(info.Seed, "bot:"+info.AgentID), 7)),
-		cell: cell, cols: cols, rows: rows, seen: make([]bool, cols*rows), avoid: map[string]int{}, known: map[string]world.Vec3{},
+		cell: cell, cols: cols, rows: rows, seen: make([]bool, cols*rows), avoid: map[string]int{}, marked: -1,
 	}
 }
 
@@ -96,7 +98,7 @@ func (f *Forager) Decide(_ context.Context, obs *world.Observation) world.Decisi
 			r := &obs.NearbyResources[i]
 			if r.Distance < f.info.Rules.CollectRange-0.05 && !f.avoided(r.Name, obs.Tick) {
 				f.moving = false
-				delete(f.known, r.Name)
+				f.forget(r.Name)
 				return world.Decision{Tool: "collect", Params: map[string]any{"target_name": r.Name},
 					Reasoning: fmt.Sprintf("%s is %.1f away, within collection range", r.Name, r.Distance)}
 			}
@@ -104,7 +106,7 @@ func (f *Forager) Decide(_ context.Context, obs *world.Observation) world.Decisi
 		// Keep walking to the resource already chosen while it is still there;
 		// switching targets every time another agent moves only wastes steps.
 		if f.moving && f.goalFor != "explore" && f.goalFor != "flee" && !f.avoided(f.goalFor, obs.Tick) {
-			if _, ok := f.known[f.goalFor]; ok {
+			if f.knows(f.goalFor) {
 				return world.Idle("walking to the chosen resource")
 			}
 		}
@@ -180,20 +182,42 @@ func (f *Forager) avoided(name string, tick int) bool {
 // maxKnown bounds the forager's memory of resources out of sight.
 const maxKnown = 48
 
+type knownResource struct {
+	name string
+	pos  world.Vec3
+}
+
+func (f *Forager) knows(name string) bool {
+	for _, k := range f.known {
+		if k.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (f *Forager) forget(name string) {
+	f.known = slices.DeleteFunc(f.known, func(k knownResource) bool { return k.name == name })
+}
+
 // remember adds visible resources to memory and forgets remembered ones that
 // should be in sight but are not (someone collected them).
 func (f *Forager) remember(obs *world.Observation) {
-	visible := make(map[string]bool, len(obs.NearbyResources))
-	for _, r := range obs.NearbyResources {
-		visible[r.Name] = true
-		if len(f.known) < maxKnown {
-			f.known[r.Name] = r.Position
-		}
-	}
 	near := 0.7 * obs.PerceptionRadius
-	for name, p := range f.known {
-		if !visible[name] && hypot(p[0]-obs.Position[0], p[2]-obs.Position[2]) < near {
-			delete(f.known, name)
+	f.known = slices.DeleteFunc(f.known, func(k knownResource) bool {
+		if hypot(k.pos[0]-obs.Position[0], k.pos[2]-obs.Position[2]) >= near {
+			return false
+		}
+		for _, r := range obs.NearbyResources {
+			if r.Name == k.name {
+				return false
+			}
+		}
+		return true
+	})
+	for _, r := range obs.NearbyResources {
+		if len(f.known) < maxKnown && !f.knows(r.Name) {
+			f.known = append(f.known, knownResource{r.Name, r.Position})
 		}
 	}
 }
@@ -203,7 +227,8 @@ func (f *Forager) remember(obs *world.Observation) {
 func (f *Forager) pickResource(obs *world.Observation) (string, world.Vec3, bool) {
 	best, bestD, bestContested := "", math.Inf(1), true
 	var bestPos world.Vec3
-	for name, p := range f.known {
+	for _, k := range f.known {
+		name, p := k.name, k.pos
 		if f.avoided(name, obs.Tick) {
 			continue
 		}
@@ -254,6 +279,11 @@ func (f *Forager) markCell(p world.Vec3) { f.seen[f.cellIndex(p[0], p[2])] = tru
 // markSeen marks every exploration cell whose centre is within most of the
 // perception radius.
 func (f *Forager) markSeen(p world.Vec3) {
+	c := f.cellIndex(p[0], p[2])
+	if c == f.marked {
+		return // still in the cell whose surroundings were marked last time
+	}
+	f.marked = c
 	b := f.info.Bounds
 	r := 0.8 * f.info.Rules.PerceptionRadius
 	f.seen[f.cellIndex(p[0], p[2])] = true
@@ -302,6 +332,7 @@ func (f *Forager) exploreTarget(from world.Vec3) world.Vec3 {
 		}
 		if n == 0 {
 			clear(f.seen)
+			f.marked = -1
 			f.markSeen(from)
 		}
 	}

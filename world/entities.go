@@ -144,6 +144,7 @@ type Agent struct {
 	queryResult      *QueryResult
 	inventoryDetails *InventoryDetails
 	inHazards        []int
+	nearObstacles    nearCache
 }
 
 // InventoryCount is the number of items the agent carries.

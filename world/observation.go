@@ -27,15 +27,15 @@ type Observation struct {
 	// AgentIDs lists every living agent's id (the agent's own included): the
 	// ids send_message takes, seen or not. Shared between observations of a
 	// tick: read it, do not modify it.
-	AgentIDs []string `json:"agent_ids"`
-	CurrentAction    ActionStatus          `json:"current_action"`
-	LastActionResult *ActionResult         `json:"last_action_result"`
-	QueryResult      *QueryResult          `json:"query_result,omitempty"`
-	InventoryDetails *InventoryDetails     `json:"inventory_details,omitempty"`
-	Objective        *Objective            `json:"objective,omitempty"`
-	CurrentProgress  map[string]float64    `json:"current_progress"`
-	Score            float64               `json:"score"`
-	Components       map[string]Section    `json:"components,omitempty"`
+	AgentIDs         []string           `json:"agent_ids"`
+	CurrentAction    ActionStatus       `json:"current_action"`
+	LastActionResult *ActionResult      `json:"last_action_result"`
+	QueryResult      *QueryResult       `json:"query_result,omitempty"`
+	InventoryDetails *InventoryDetails  `json:"inventory_details,omitempty"`
+	Objective        *Objective         `json:"objective,omitempty"`
+	CurrentProgress  map[string]float64 `json:"current_progress"`
+	Score            float64            `json:"score"`
+	Components       map[string]Section `json:"components,omitempty"`
 
 	lastResult ActionResult // storage behind LastActionResult
 }

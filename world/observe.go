@@ -186,23 +186,59 @@ func (v *viewer) obstacles(dst []EntityView) []EntityView {
 	// Obstacles are large and solid: they are seen when their outline is within
 	// the radius, without a line-of-sight test (an obstacle hides what is behind
 	// it, not itself).
-	g := w.obstacleIdx
-	x0, z0, x1, z1 := g.span(v.self.Pos[0], v.self.Pos[2], v.radius+w.maxObstacleExtent)
-	for cz := z0; cz <= z1; cz++ {
-		for cx := x0; cx <= x1; cx++ {
-			for _, i := range g.cells[cz*g.cols+cx] {
-				o := w.obstacles[i]
-				d := GroundDist(v.self.Pos, o.Pos)
-				if d-o.extent() <= v.radius {
-					v.add(d, o.Name, int(i))
-				}
+	if v.sight {
+		// Obstacles never move, so each agent keeps the ones within the radius
+		// plus a margin of where it last looked, and refreshes that list only
+		// after moving further than the margin.
+		c := &v.self.nearObstacles
+		if !c.valid || groundDist2(v.self.Pos, c.anchor) > obstacleMargin*obstacleMargin {
+			c.idx = w.obstaclesNear(v.self.Pos, v.radius+obstacleMargin, c.idx[:0])
+			c.anchor, c.valid = v.self.Pos, true
+		}
+		for _, i := range c.idx {
+			o := w.obstacles[i]
+			if d := GroundDist(v.self.Pos, o.Pos); d-o.extent() <= v.radius {
+				v.add(d, o.Name, int(i))
 			}
+		}
+	} else {
+		for _, i := range w.obstaclesNear(v.self.Pos, v.radius, nil) {
+			o := w.obstacles[i]
+			v.add(GroundDist(v.self.Pos, o.Pos), o.Name, int(i))
 		}
 	}
 	for _, c := range v.sorted() {
 		o := w.obstacles[c.idx]
 		dst = append(dst, EntityView{Name: o.Name, Type: "obstacle", ObstacleType: o.ObstacleType,
 			Position: o.shown, Distance: c.d, Radius: o.shownExtent})
+	}
+	return dst
+}
+
+// obstacleMargin is how far an agent may move before its list of nearby
+// obstacles is rebuilt.
+const obstacleMargin = 2.0
+
+// nearCache is an agent's list of obstacles near where it last looked.
+type nearCache struct {
+	anchor Vec3
+	valid  bool
+	idx    []int32
+}
+
+// obstaclesNear appends the obstacles whose outline is within r of p.
+func (w *World) obstaclesNear(p Vec3, r float64, dst []int32) []int32 {
+	g := w.obstacleIdx
+	x0, z0, x1, z1 := g.span(p[0], p[2], r+w.maxObstacleExtent)
+	for cz := z0; cz <= z1; cz++ {
+		for cx := x0; cx <= x1; cx++ {
+			for _, i := range g.cells[cz*g.cols+cx] {
+				o := w.obstacles[i]
+				if GroundDist(p, o.Pos)-o.extent() <= r {
+					dst = append(dst, i)
+				}
+			}
+		}
 	}
 	return dst
 }

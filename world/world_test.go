@@ -301,3 +301,35 @@ func TestLineOfSightAgreesWithTheGrid(t *testing.T) {
 	require.Positive(t, clear)
 	require.Positive(t, blocked)
 }
+
+func TestCachedObstacleViewMatchesAScan(t *testing.T) {
+	// Each agent caches the obstacles near where it last looked; what it sees
+	// must always equal a fresh scan (query_world ignores the cache).
+	cfg := testutil.Config()
+	for i := 0; i < 40; i++ {
+		cfg.Obstacles = append(cfg.Obstacles, world.ObstacleSpec{Name: fmt.Sprintf("T%d", i), Shape: "circle",
+			X: float64((i*37)%36 - 18), Z: float64((i*53)%36 - 18), Radius: 0.3 + float64(i%4)*0.3})
+	}
+	cfg.Resources, cfg.Stations, cfg.Hazards = nil, nil, nil
+	cfg.Agents = cfg.Agents[:1]
+	w := testutil.World(t, cfg)
+	a := w.Agent("a1")
+	for _, target := range []world.Vec3{{15, 0, 15}, {-15, 0, 12}, {-12, 0, -15}, {16, 0, -16}} {
+		if !w.MoveTo(a, target, 2).Success {
+			continue
+		}
+		for i := 0; i < 60 && w.Observe(a).CurrentAction.Status == "moving"; i++ {
+			w.Step()
+			obs := w.Observe(a)
+			q, res := w.QueryWorld(a, w.Rules().PerceptionRadius, "obstacle")
+			require.True(t, res.Success)
+			var scanned []string
+			for _, e := range q.Entities {
+				if e.Distance-e.Radius <= w.Rules().PerceptionRadius {
+					scanned = append(scanned, e.Name)
+				}
+			}
+			require.ElementsMatch(t, scanned, names(obs.NearbyObstacles), "tick %d at %v", w.Tick(), a.Pos)
+		}
+	}
+}
