@@ -41,7 +41,7 @@ func Config(opt Options) world.Config {
 		Objective: world.Objective{Description: "collect", TimeLimit: 0,
 			SuccessMetrics: map[string]world.MetricTarget{"resources_collected": {Target: 10, Required: true}}},
 	}
-	// About 12% of the ground is covered: trees and rocks, plus walls with gaps.
+	// Trees and rocks, plus walls: about 22% of the navigation cells end up blocked.
 	for i := 0; i < int(area/90); i++ {
 		x, z := at(2)
 		cfg.Obstacles = append(cfg.Obstacles, world.ObstacleSpec{Name: fmt.Sprintf("Tree%d", i), ObstacleType: "tree", X: x, Z: z, Shape: "circle", Radius: 0.6 + rng.Float64()*1.4})
