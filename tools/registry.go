@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/arena-sim/arena/internal/fuzzy"
 	"github.com/arena-sim/arena/world"
 )
 
@@ -196,36 +197,10 @@ func (r *Registry) queryNames() []string {
 }
 
 func (r *Registry) suggest(name string) string {
-	best, bestD := "", 1<<30
-	for _, n := range r.names {
-		if d := distance(strings.ToLower(name), n); d < bestD {
-			best, bestD = n, d
-		}
+	if best := fuzzy.Closest(name, r.names); best != "" {
+		return fmt.Sprintf(" (did you mean '%s'?)", best)
 	}
-	if best == "" || bestD > max(2, len(name)/3) {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean '%s'?)", best)
-}
-
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return ""
 }
 
 // Function is one tool in OpenAI function-calling form.

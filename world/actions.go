@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/arena-sim/arena/internal/fuzzy"
 )
 
 // The action methods apply one tool call for an agent. They check the game
@@ -86,14 +88,11 @@ func (w *World) Collect(a *Agent, name string) ActionResult {
 	if res, ok := w.precheck(a, tool, true); !ok {
 		return res
 	}
-	ref, ok := w.names[name]
+	idx, res, ok := w.lookup(tool, name, kindResource)
 	if !ok {
-		return Fail(tool, CodeNotFound, "No resource named '%s'%s", name, w.suggest(name, kindResource))
+		return res
 	}
-	if ref.kind != kindResource {
-		return Fail(tool, CodeNotFound, "'%s' is %s, not a resource", name, article(ref.kind.String()))
-	}
-	r := w.resources[ref.index]
+	r := w.resources[idx]
 	if r.Collected {
 		return Fail(tool, CodeNotFound, "Resource '%s' has already been collected", name)
 	}
@@ -107,7 +106,7 @@ func (w *World) Collect(a *Agent, name string) ActionResult {
 	if r.RespawnTicks > 0 {
 		r.respawnAt = w.tick + r.RespawnTicks
 	}
-	w.resourceIdx.remove(ref.index, r.Pos)
+	w.resourceIdx.remove(idx, r.Pos)
 	a.Inventory[r.ResourceType] += r.Amount
 	a.Stats.ResourcesCollected += r.Amount
 	a.Stats.Collected[r.ResourceType] += r.Amount
@@ -128,14 +127,11 @@ func (w *World) Craft(a *Agent, item, stationName string) ActionResult {
 	if r == nil {
 		return Fail(tool, CodeNotFound, "Unknown recipe '%s'; known recipes: %s", item, listOrNone(w.recipeIDs))
 	}
-	ref, ok := w.names[stationName]
+	idx, res, ok := w.lookup(tool, stationName, kindStation)
 	if !ok {
-		return Fail(tool, CodeNotFound, "No station named '%s'%s", stationName, w.suggest(stationName, kindStation))
+		return res
 	}
-	if ref.kind != kindStation {
-		return Fail(tool, CodeNotFound, "'%s' is %s, not a station", stationName, article(ref.kind.String()))
-	}
-	st := w.stations[ref.index]
+	st := w.stations[idx]
 	if st.StationType != r.StationType {
 		return Fail(tool, CodeNotAllowed, "%s is crafted at %s, but '%s' is %s", item, article(r.StationType), st.Name, article(st.StationType))
 	}
@@ -273,10 +269,10 @@ func (w *World) SendMessage(a *Agent, target, content string) ActionResult {
 			return Fail(tool, CodeNotAllowed, "%s has no team; send to \"all\" or an agent id", a.ID)
 		}
 	default:
-		to := w.agentByID[target]
-		if to == nil {
-			return Fail(tool, CodeNotFound, "No agent named '%s'%s", target, w.suggest(target, kindAgent))
+		if _, res, ok := w.lookup(tool, target, kindAgent); !ok {
+			return res
 		}
+		to := w.agentByID[target]
 		if to == a {
 			return Fail(tool, CodeInvalidParams, "an agent cannot send a message to itself")
 		}
@@ -322,23 +318,30 @@ func (w *World) SetQueryResult(a *Agent, q *QueryResult) { a.queryResult = q }
 // SetInventoryDetails puts a query_inventory answer in the agent's next observation.
 func (w *World) SetInventoryDetails(a *Agent, d *InventoryDetails) { a.inventoryDetails = d }
 
-// suggest returns ", did you mean 'X'?" for the closest name of a kind, or "".
+// suggest returns "; did you mean 'X'?" for the closest name of a kind, or "".
 func (w *World) suggest(name string, kind entityKind) string {
-	best, bestD := "", 1<<30
-	lname := strings.ToLower(name)
+	var names []string
 	for n, ref := range w.names {
-		if ref.kind != kind {
-			continue
-		}
-		d := editDistance(lname, strings.ToLower(n))
-		if d < bestD || (d == bestD && n < best) {
-			best, bestD = n, d
+		if ref.kind == kind {
+			names = append(names, n)
 		}
 	}
-	if best == "" || bestD > max(2, len(name)/3) {
-		return ""
+	if best := fuzzy.Closest(name, names); best != "" {
+		return fmt.Sprintf("; did you mean '%s'?", best)
 	}
-	return fmt.Sprintf("; did you mean '%s'?", best)
+	return ""
+}
+
+// lookup finds the entity a tool names and checks its kind, or explains why not.
+func (w *World) lookup(tool, name string, kind entityKind) (int, ActionResult, bool) {
+	ref, ok := w.names[name]
+	if !ok {
+		return 0, Fail(tool, CodeNotFound, "No %s named '%s'%s", kind, name, w.suggest(name, kind)), false
+	}
+	if ref.kind != kind {
+		return 0, Fail(tool, CodeNotFound, "'%s' is %s, not %s", name, article(ref.kind.String()), article(kind.String())), false
+	}
+	return ref.index, ActionResult{}, true
 }
 
 // article puts "a" or "an" before a word.
@@ -347,26 +350,6 @@ func article(word string) string {
 		return "an " + word
 	}
 	return "a " + word
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 func listOrNone(s []string) string {
