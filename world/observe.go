@@ -247,17 +247,23 @@ func (v *viewer) agents(dst []EntityView) []EntityView {
 	w := v.w
 	w.refreshAgentIndex()
 	g := w.agentIdx
-	x0, z0, x1, z1 := g.span(v.self.Pos[0], v.self.Pos[2], v.radius)
+	px, pz := v.self.Pos[0], v.self.Pos[2]
+	r2 := v.radius * v.radius
+	x0, z0, x1, z1 := g.span(px, pz, v.radius)
 	for cz := z0; cz <= z1; cz++ {
 		for cx := x0; cx <= x1; cx++ {
-			for _, i := range g.cells[cz*g.cols+cx] {
-				o := w.agents[i]
-				if o == v.self {
+			for _, e := range g.at[cz*g.cols+cx] {
+				dx, dz := e.x-px, e.z-pz
+				d2 := dx*dx + dz*dz
+				if d2 > r2 || int(e.idx) == v.self.index {
 					continue
 				}
-				if d, ok := v.visible(o.Pos); ok {
-					v.add(d, o.ID, int(i))
+				o := w.agents[e.idx]
+				d := math.Sqrt(d2)
+				if v.sight && !w.lineOfSight(v.self.Pos, o.Pos, d) {
+					continue
 				}
+				v.add(d, o.ID, int(e.idx))
 			}
 		}
 	}

@@ -72,3 +72,35 @@ func (g *bucketGrid) each(x, z, r float64, fn func(idx int)) {
 		}
 	}
 }
+
+// agentGrid is the living agents' spatial hash, rebuilt after agents move. Each
+// entry carries the agent's ground position, so that range tests do not touch
+// the (large) Agent structs of agents that turn out to be out of range.
+type agentGrid struct {
+	bucketGrid
+	at [][]agentEntry
+}
+
+type agentEntry struct {
+	idx  int32
+	x, z float64
+}
+
+func newAgentGrid(b Bounds, size float64) *agentGrid {
+	g := &agentGrid{bucketGrid: *newBucketGrid(b, size)}
+	g.at = make([][]agentEntry, len(g.cells))
+	g.cells = nil // entries live in at
+	return g
+}
+
+func (g *agentGrid) reset() {
+	for i := range g.at {
+		g.at[i] = g.at[i][:0]
+	}
+}
+
+func (g *agentGrid) insert(idx int, p Vec3) {
+	cx, cz := g.coord(p[0], p[2])
+	c := cz*g.cols + cx
+	g.at[c] = append(g.at[c], agentEntry{int32(idx), p[0], p[2]})
+}

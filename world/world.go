@@ -38,8 +38,9 @@ type World struct {
 	points    []*CapturePoint
 	names     map[string]entityRef
 
-	resourceIdx, stationIdx, hazardIdx, obstacleIdx, agentIdx *bucketGrid
-	agentIdxDirty                                             bool
+	resourceIdx, stationIdx, hazardIdx, obstacleIdx *bucketGrid
+	agentIdx                                        *agentGrid
+	agentIdxDirty                                   bool
 	maxHazardRadius, maxObstacleExtent                        float64
 
 	navGrid   *nav.Grid
@@ -188,7 +189,7 @@ func (w *World) addEntities(cfg Config) error {
 	w.stationIdx = newBucketGrid(w.bounds, bucket)
 	w.hazardIdx = newBucketGrid(w.bounds, bucket)
 	w.obstacleIdx = newBucketGrid(w.bounds, bucket)
-	w.agentIdx = newBucketGrid(w.bounds, agentBucket)
+	w.agentIdx = newAgentGrid(w.bounds, agentBucket)
 	for _, o := range cfg.Obstacles {
 		if err := w.inside("obstacle", o.Name, o.X, o.Z); err != nil {
 			return err
