@@ -182,6 +182,9 @@ func Load(nameOrPath string) (*Scenario, error) {
 		}
 		return nil, fmt.Errorf("load scenario %q: %w", nameOrPath, err)
 	}
+	if ext := strings.ToLower(path.Ext(nameOrPath)); ext == ".yaml" || ext == ".yml" {
+		return nil, &ValidationError{File: nameOrPath, Msg: "scenario files are JSON (see docs/scenarios.md); this file has a YAML extension"}
+	}
 	return Parse(nameOrPath, data)
 }
 

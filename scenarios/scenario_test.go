@@ -119,6 +119,10 @@ func TestLoadUserFileAndUnknownName(t *testing.T) {
 	sc, err := scenarios.Load(p)
 	require.NoError(t, err)
 	require.Equal(t, "t", sc.Name)
+	y := filepath.Join(dir, "mine.yaml")
+	require.NoError(t, os.WriteFile(y, []byte("name: t\n"), 0o644))
+	_, err = scenarios.Load(y)
+	require.ErrorContains(t, err, "scenario files are JSON")
 	_, err = scenarios.Load("no-such-scenario")
 	require.ErrorContains(t, err, "not a built-in scenario (foraging")
 }
