@@ -259,8 +259,8 @@ func (f *Forager) pickResource(obs *world.Observation) (string, world.Vec3, bool
 func (f *Forager) clamp(p world.Vec3) world.Vec3 {
 	b := f.info.Bounds
 	m := f.info.Rules.AgentRadius + 0.5
-	p[0] = math.Min(math.Max(p[0], b.MinX+m), b.MaxX-m)
-	p[2] = math.Min(math.Max(p[2], b.MinZ+m), b.MaxZ-m)
+	p[0] = min(max(p[0], b.MinX+m), b.MaxX-m)
+	p[2] = min(max(p[2], b.MinZ+m), b.MaxZ-m)
 	return p
 }
 

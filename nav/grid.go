@@ -318,7 +318,7 @@ const cornerTolerance = 1e-9
 // line, in which case the cells on the other side of the line, along the
 // positive-length part of the segment, count as well.
 func (g *Grid) losAxis(u0, u1 float64, fixed int, onLine bool, maxTile Tile, vertical bool) bool {
-	lo, hi := math.Min(u0, u1), math.Max(u0, u1)
+	lo, hi := min(u0, u1), max(u0, u1)
 	at := func(u, f int) Tile {
 		if vertical {
 			return g.at(f, u)

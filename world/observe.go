@@ -28,6 +28,13 @@ type cand struct {
 	idx  int
 }
 
+func (c cand) less(o cand) bool {
+	if c.d != o.d {
+		return c.d < o.d
+	}
+	return c.name < o.name
+}
+
 func (v *viewer) add(d float64, name string, idx int) {
 	v.cands = append(v.cands, cand{round2(d), name, idx})
 }
@@ -36,12 +43,21 @@ func (v *viewer) add(d float64, name string, idx int) {
 // resetting the list for the next kind.
 func (v *viewer) sorted() []cand {
 	c := v.cands
-	slices.SortFunc(c, func(a, b cand) int {
-		if a.d != b.d {
-			return cmp.Compare(a.d, b.d)
+	if len(c) <= 16 {
+		// Insertion sort: these lists are short, and this beats a generic sort.
+		for i := 1; i < len(c); i++ {
+			for j := i; j > 0 && c[j].less(c[j-1]); j-- {
+				c[j], c[j-1] = c[j-1], c[j]
+			}
 		}
-		return strings.Compare(a.name, b.name)
-	})
+	} else {
+		slices.SortFunc(c, func(a, b cand) int {
+			if a.d != b.d {
+				return cmp.Compare(a.d, b.d)
+			}
+			return strings.Compare(a.name, b.name)
+		})
+	}
 	v.cands = c[:0]
 	return c
 }
@@ -68,7 +84,7 @@ func (w *World) lineOfSight(from, to Vec3, d float64) bool {
 	if dc < 1e-9 {
 		return true
 	}
-	s := math.Min(0.75, dc/2.5)
+	s := min(0.75, dc/2.5) // builtin min/max inline; math.Min/Max do not
 	ux, uy := (b.X-a.X)/dc, (b.Y-a.Y)/dc
 	a = nav.Point{X: a.X + ux*s, Y: a.Y + uy*s}
 	b = nav.Point{X: b.X - ux*s, Y: b.Y - uy*s}
@@ -97,8 +113,8 @@ func (w *World) buildSightSums() {
 // sightClear reports whether the cells of the box spanned by a and b are all free.
 func (w *World) sightClear(a, b nav.Point) bool {
 	cols, rows := w.sightGrid.Cols(), w.sightGrid.Rows()
-	x0, x1 := int(math.Floor(math.Min(a.X, b.X))), int(math.Floor(math.Max(a.X, b.X)))
-	y0, y1 := int(math.Floor(math.Min(a.Y, b.Y))), int(math.Floor(math.Max(a.Y, b.Y)))
+	x0, x1 := int(math.Floor(min(a.X, b.X))), int(math.Floor(max(a.X, b.X)))
+	y0, y1 := int(math.Floor(min(a.Y, b.Y))), int(math.Floor(max(a.Y, b.Y)))
 	if x0 < 0 || y0 < 0 || x1 >= cols || y1 >= rows {
 		return false
 	}
