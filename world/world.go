@@ -41,7 +41,7 @@ type World struct {
 	resourceIdx, stationIdx, hazardIdx, obstacleIdx *bucketGrid
 	agentIdx                                        *agentGrid
 	agentIdxDirty                                   bool
-	maxHazardRadius, maxObstacleExtent                        float64
+	maxHazardRadius, maxObstacleExtent              float64
 
 	navGrid   *nav.Grid
 	sightGrid *nav.Grid
