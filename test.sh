@@ -18,7 +18,12 @@ if ((${#need[@]})); then
   fi
 fi
 
-echo "== go vet"
+echo "== gofmt and go vet"
+unformatted=$(gofmt -l .)
+if [[ -n $unformatted ]]; then
+  echo "gofmt needed: $unformatted" >&2
+  exit 1
+fi
 go vet ./...
 
 echo "== the simulation packages must not depend on ebiten (headless runs need no display)"
