@@ -1,11 +1,9 @@
 package world
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"sort"
 	"sync"
 
@@ -29,11 +27,6 @@ const (
 	collisionSkin = 1e-4 // resolv counts touching as intersecting; push a hair further
 	physicsCell   = 4    // resolv spatial-hash cell, world units
 )
-
-type tagged struct {
-	tag   shapeTag
-	shape resolv.IShape
-}
 
 // shapeTag identifies what a resolv shape stands for.
 type shapeTag struct {
@@ -127,40 +120,41 @@ func (w *World) buildPhysics(specs []AgentSpec) error {
 	return err
 }
 
-// placeFree moves a new agent's shape to the nearest spot (spiralling out from its
-// spawn point) where it touches nothing and stands on a walkable cell.
+// placeFree moves a new agent to the nearest spot (spiralling out from its
+// spawn point) where it touches no obstacle or agent placed before it, stands on
+// a walkable cell and is outside every hazard.
 func (w *World) placeFree(a *Agent) bool {
 	x0, z0 := a.Pos[0], a.Pos[2]
 	step := w.rules.AgentRadius * 2.2
+	var buf []body
 	for ring := 0; ring < 64; ring++ {
 		n := max(1, ring*8)
 		for k := 0; k < n; k++ {
 			ang := 2 * math.Pi * float64(k) / float64(n)
 			x := x0 + float64(ring)*step*math.Cos(ang)
 			z := z0 + float64(ring)*step*math.Sin(ang)
-			if !w.bounds.Contains(x, z) || w.navGrid.At(nav.PointCell(w.navPoint(x, z))) == nav.Blocked {
+			if !w.bounds.Contains(x, z) || w.navGrid.At(nav.PointCell(w.navPoint(x, z))) == nav.Blocked || w.inHazard(x, z) {
 				continue
 			}
-			a.shape.SetPosition(x-w.bounds.MinX, z-w.bounds.MinZ)
-			if w.touchesAnything(a) {
+			buf = w.nearBodies(x, z, w.rules.AgentRadius+collisionSkin, a.index, buf[:0])
+			if w.overlapsAny(x, z, a.index, buf) {
 				continue
 			}
 			a.Pos = w.ground(x, z)
+			a.shape.SetPosition(x-w.bounds.MinX, z-w.bounds.MinZ)
 			return true
 		}
 	}
 	return false
 }
 
-func (w *World) touchesAnything(a *Agent) bool {
-	hit := false
-	a.shape.SelectTouchingCells(1).ForEach(func(s resolv.IShape) bool {
-		if s != a.shape && a.shape.IsIntersecting(s) {
-			hit = true
+func (w *World) inHazard(x, z float64) bool {
+	for _, h := range w.hazards {
+		if dx, dz := x-h.Pos[0], z-h.Pos[2]; dx*dx+dz*dz < (h.Radius+w.rules.AgentRadius)*(h.Radius+w.rules.AgentRadius) {
+			return true
 		}
-		return true
-	})
-	return hit
+	}
+	return false
 }
 
 // planPath finds a smoothed route in world coordinates from an agent's position.
@@ -217,34 +211,44 @@ func (w *World) stepMovement() {
 	}
 }
 
+// moveAgent walks an agent along its path for one tick. The walk is cut into
+// steps no longer than the agent's radius, each followed by collision, so that
+// nothing thinner than an agent is ever jumped over; a waypoint is passed only
+// once the agent has actually reached it, so a push never makes it cut a corner.
 func (w *World) moveAgent(a *Agent) {
 	prev := a.Pos
-	x, z := prev[0], prev[2]
+	r := w.rules.AgentRadius
 	budget := a.action.speed
+	w.bodyBuf = w.nearBodies(prev[0], prev[2], budget+r+collisionSkin, a.index, w.bodyBuf[:0])
+	bodies := w.bodyBuf
+	x, z := prev[0], prev[2]
 	path := a.action.path
-	for budget > 1e-12 && len(path) > 0 {
+	blocker := ""
+	for budget > 1e-9 && len(path) > 0 {
 		wp := path[0]
 		dx, dz := wp[0]-x, wp[2]-z
 		d := math.Sqrt(dx*dx + dz*dz)
-		if d <= budget {
-			x, z = wp[0], wp[2]
-			budget -= d
-			if len(path) > 1 {
-				path = path[1:]
-			} else {
+		if d < waypointReached {
+			if len(path) == 1 {
 				break
 			}
+			path = path[1:]
 			continue
 		}
-		x += dx / d * budget
-		z += dz / d * budget
-		budget = 0
+		step := min(budget, d, r)
+		nx, nz, b := w.resolve(a, x+dx/d*step, z+dz/d*step, x, z, bodies)
+		if b != "" {
+			blocker = b
+		}
+		budget -= step
+		if moved := math.Abs(nx-x) + math.Abs(nz-z); moved < 1e-9 {
+			break // wedged: nothing more to gain this tick
+		}
+		x, z = nx, nz
 	}
 	a.action.path = path
-	blocker := w.collide(a, x, z)
-	nx := a.shape.Position().X + w.bounds.MinX
-	nz := a.shape.Position().Y + w.bounds.MinZ
-	a.Pos = w.ground(nx, nz)
+	a.shape.SetPosition(x-w.bounds.MinX, z-w.bounds.MinZ)
+	a.Pos = w.ground(x, z)
 	dist := GroundDist(prev, a.Pos)
 	a.Stats.Distance += dist
 	a.Vel = Vec3{(a.Pos[0] - prev[0]) * w.tickRate, (a.Pos[1] - prev[1]) * w.tickRate, (a.Pos[2] - prev[2]) * w.tickRate}
@@ -262,67 +266,9 @@ func (w *World) moveAgent(a *Agent) {
 	w.checkProgress(a, blocker)
 }
 
-// collide places the agent's shape at (x, z) and pushes it out of anything it
-// overlaps, in a fixed order so that results are deterministic. It returns the
-// name of the last thing it was pushed by.
-func (w *World) collide(a *Agent, x, z float64) string {
-	r := w.rules.AgentRadius
-	x = clamp(x, w.bounds.MinX+r, w.bounds.MaxX-r)
-	z = clamp(z, w.bounds.MinZ+r, w.bounds.MaxZ-r)
-	a.shape.SetPosition(x-w.bounds.MinX, z-w.bounds.MinZ)
-	blocker := ""
-	var buf [16]tagged
-	for iter := 0; iter < 4; iter++ {
-		// Shapes register in every physics cell they touch, so the cells this
-		// circle touches hold every shape it can overlap.
-		list := buf[:0]
-		a.shape.SelectTouchingCells(0).ForEach(func(s resolv.IShape) bool {
-			if s != a.shape {
-				list = append(list, tagged{s.Data().(shapeTag), s})
-			}
-			return true
-		})
-		slices.SortFunc(list, func(x, y tagged) int {
-			if x.tag.kind != y.tag.kind {
-				return cmp.Compare(x.tag.kind, y.tag.kind)
-			}
-			return cmp.Compare(x.tag.index, y.tag.index)
-		})
-		pushed := false
-		for _, t := range list {
-			// A cheap box test first: resolv's exact test allocates.
-			if !a.shape.Bounds().IsIntersecting(t.shape.Bounds()) {
-				continue
-			}
-			set := a.shape.Intersection(t.shape)
-			if set.IsEmpty() {
-				continue
-			}
-			mtv := set.MTV
-			l := math.Sqrt(mtv.X*mtv.X + mtv.Y*mtv.Y)
-			if l > 0 {
-				mtv = mtv.Scale((l + collisionSkin) / l)
-			}
-			a.shape.MoveVec(mtv)
-			pushed = true
-			blocker = w.shapeName(t.tag)
-		}
-		p := a.shape.Position()
-		cx := clamp(p.X, r, w.bounds.Width()-r)
-		cz := clamp(p.Y, r, w.bounds.Depth()-r)
-		if cx != p.X || cz != p.Y {
-			a.shape.SetPosition(cx, cz)
-		}
-		if !pushed {
-			return blocker
-		}
-	}
-	// Still overlapping after several pushes (squeezed between two bodies): stay put.
-	if w.touchesAnything(a) {
-		a.shape.SetPosition(a.Pos[0]-w.bounds.MinX, a.Pos[2]-w.bounds.MinZ)
-	}
-	return blocker
-}
+// waypointReached is how close an agent must come to an intermediate waypoint
+// before it heads for the next one.
+const waypointReached = 0.05
 
 func (w *World) shapeName(t shapeTag) string {
 	switch t.kind {

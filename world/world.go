@@ -59,6 +59,8 @@ type World struct {
 	metricNames []string
 	sightSums   []int32 // summed-area table of the sight grid
 	rosterIDs   []string
+	bodyBuf     []body // scratch for collision
+	tagBuf      []shapeTag
 	rosterDirty bool
 }
 

@@ -1,0 +1,158 @@
+package world
+
+import (
+	"math"
+	"slices"
+)
+
+// Collision is split in two. resolv's Space is the broad phase: it knows which
+// shapes lie in which cells. The narrow phase is ours, because resolv v0.8.1
+// reports no intersection when one shape lies wholly inside another or two
+// circles share a centre, and because ours allocates nothing.
+
+// body is a collider near a moving agent, in world coordinates: a circle
+// (r > 0) or an axis-aligned box (half sizes hx, hz).
+type body struct {
+	tag    shapeTag
+	x, z   float64
+	r      float64
+	hx, hz float64
+}
+
+// nearBodies collects, in a fixed order, every obstacle and living agent whose
+// shape touches a physics cell within reach of (x, z), except the agent self.
+// Shapes register in every cell they touch, so reach only needs to cover the
+// ground the agent itself can sweep.
+func (w *World) nearBodies(x, z, reach float64, self int, dst []body) []body {
+	cx0 := int(math.Floor((x - reach - w.bounds.MinX) / physicsCell))
+	cz0 := int(math.Floor((z - reach - w.bounds.MinZ) / physicsCell))
+	cx1 := int(math.Floor((x + reach - w.bounds.MinX) / physicsCell))
+	cz1 := int(math.Floor((z + reach - w.bounds.MinZ) / physicsCell))
+	tags := w.tagBuf[:0]
+	for cz := cz0; cz <= cz1; cz++ {
+		for cx := cx0; cx <= cx1; cx++ {
+			cell := w.space.Cell(cx, cz)
+			if cell == nil {
+				continue
+			}
+			for _, s := range cell.Shapes {
+				if t := s.Data().(shapeTag); t.kind != kindAgent || t.index != self {
+					tags = append(tags, t)
+				}
+			}
+		}
+	}
+	// Sort (insertion sort: the lists are short) and drop shapes seen in two cells.
+	for i := 1; i < len(tags); i++ {
+		for j := i; j > 0 && tags[j].less(tags[j-1]); j-- {
+			tags[j], tags[j-1] = tags[j-1], tags[j]
+		}
+	}
+	tags = slices.Compact(tags)
+	w.tagBuf = tags
+	for _, t := range tags {
+		b := body{tag: t}
+		switch t.kind {
+		case kindAgent:
+			o := w.agents[t.index]
+			b.x, b.z, b.r = o.Pos[0], o.Pos[2], w.rules.AgentRadius
+		case kindObstacle:
+			o := w.obstacles[t.index]
+			b.x, b.z = o.Pos[0], o.Pos[2]
+			if o.Shape == "box" {
+				b.hx, b.hz = o.SizeX/2, o.SizeZ/2
+			} else {
+				b.r = o.Radius
+			}
+		}
+		dst = append(dst, b)
+	}
+	return dst
+}
+
+func (t shapeTag) less(o shapeTag) bool {
+	if t.kind != o.kind {
+		return t.kind < o.kind
+	}
+	return t.index < o.index
+}
+
+// push moves a circle of radius r centred at (x, z) out of the body, if they
+// overlap. seed picks the direction when the centres coincide exactly.
+func (b *body) push(x, z, r float64, seed int) (float64, float64, bool) {
+	if b.r > 0 {
+		dx, dz := x-b.x, z-b.z
+		reach := r + b.r
+		d2 := dx*dx + dz*dz
+		if d2 >= reach*reach {
+			return x, z, false
+		}
+		d := math.Sqrt(d2)
+		if d < 1e-9 {
+			ang := float64(seed) * 2.399963229728653 // the golden angle: distinct directions per agent
+			dx, dz, d = math.Cos(ang), math.Sin(ang), 1
+		}
+		s := (reach + collisionSkin) / d
+		return b.x + dx*s, b.z + dz*s, true
+	}
+	minX, maxX, minZ, maxZ := b.x-b.hx, b.x+b.hx, b.z-b.hz, b.z+b.hz
+	qx, qz := clamp(x, minX, maxX), clamp(z, minZ, maxZ)
+	dx, dz := x-qx, z-qz
+	if dx == 0 && dz == 0 {
+		// The centre is inside the box: leave by the nearest face.
+		left, right, down, up := x-minX, maxX-x, z-minZ, maxZ-z
+		switch m := min(left, right, down, up); m {
+		case left:
+			return minX - r - collisionSkin, z, true
+		case right:
+			return maxX + r + collisionSkin, z, true
+		case down:
+			return x, minZ - r - collisionSkin, true
+		default:
+			return x, maxZ + r + collisionSkin, true
+		}
+	}
+	d2 := dx*dx + dz*dz
+	if d2 >= r*r {
+		return x, z, false
+	}
+	d := math.Sqrt(d2)
+	s := (r + collisionSkin) / d
+	return qx + dx*s, qz + dz*s, true
+}
+
+// resolve pushes an agent standing at (x, z) out of every body it overlaps, in
+// order, a few rounds at most, and keeps it inside the world. If it is still
+// wedged after that, it stays at (fromX, fromZ). It returns where the agent
+// ends up and the name of the last thing that pushed it.
+func (w *World) resolve(a *Agent, x, z, fromX, fromZ float64, bodies []body) (float64, float64, string) {
+	r := w.rules.AgentRadius
+	blocker := ""
+	for round := 0; round < 4; round++ {
+		pushed := false
+		for i := range bodies {
+			if nx, nz, hit := bodies[i].push(x, z, r, a.index); hit {
+				x, z, pushed = nx, nz, true
+				blocker = w.shapeName(bodies[i].tag)
+			}
+		}
+		x = clamp(x, w.bounds.MinX+r, w.bounds.MaxX-r)
+		z = clamp(z, w.bounds.MinZ+r, w.bounds.MaxZ-r)
+		if !pushed {
+			return x, z, blocker
+		}
+	}
+	if w.overlapsAny(x, z, a.index, bodies) {
+		return fromX, fromZ, blocker
+	}
+	return x, z, blocker
+}
+
+func (w *World) overlapsAny(x, z float64, seed int, bodies []body) bool {
+	for i := range bodies {
+		if _, _, hit := bodies[i].push(x, z, w.rules.AgentRadius-collisionSkin, seed); hit {
+			return true
+		}
+	}
+	return false
+}
