@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -126,4 +127,30 @@ func TestWriteFileAtomicReplacesWholeFile(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, entries, 1, "no temporary files are left behind")
 	require.Error(t, engine.WriteFileAtomic(filepath.Join(dir, "missing", "x.json"), []byte("x")))
+}
+
+// nanBot sends a move_to with NaN coordinates every tick.
+type nanBot struct{}
+
+func (nanBot) Decide(context.Context, *world.Observation) world.Decision {
+	return world.Decision{Tool: "move_to", Params: map[string]any{"target": []any{math.NaN(), math.Inf(1), 1.0}}}
+}
+
+func TestBadParamsNeverCostTheJournal(t *testing.T) {
+	sc, err := scenarios.Load("foraging")
+	require.NoError(t, err)
+	w, err := sc.NewWorld(scenarios.Options{Seed: 1})
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "journal.jsonl")
+	j, err := engine.CreateJournal(path, engine.JournalHeader{Scenario: "foraging"})
+	require.NoError(t, err)
+	r := &engine.Runner{World: w, Controllers: map[string]engine.Controller{"agent_001": nanBot{}}, Journal: j, MaxTicks: 5}
+	res, err := r.Run(context.Background())
+	require.NoError(t, err)
+	require.NoError(t, j.Close())
+	require.Equal(t, 5, res.Ticks)
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Contains(t, string(b), `"target":["NaN","+Inf",1]`)
+	require.Contains(t, string(b), `"error_code":"INVALID_PARAMS"`)
 }

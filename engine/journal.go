@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 )
 
@@ -65,9 +66,80 @@ type tickLine struct {
 	TickRecord
 }
 
-// WriteTick appends one tick.
+// WriteTick appends one tick. Values JSON cannot hold (NaN and infinities an
+// agent sent, say) are written as the strings "NaN", "+Inf" and "-Inf", so that
+// a bad decision never costs the journal.
 func (j *Journal) WriteTick(rec TickRecord) error {
+	for i := range rec.Decisions {
+		d := &rec.Decisions[i]
+		d.Params = finiteMap(d.Params)
+		d.Result.Data = finiteMap(d.Result.Data)
+	}
+	for i := range rec.Events {
+		rec.Events[i].Data = finiteMap(rec.Events[i].Data)
+	}
 	return j.write(tickLine{Type: "tick", TickRecord: rec})
+}
+
+// finiteMap returns m with every non-finite float replaced by its name; m
+// itself is returned when there is none (the common case).
+func finiteMap(m map[string]any) map[string]any {
+	if m == nil || !hasNonFinite(m) {
+		return m
+	}
+	return finite(m).(map[string]any)
+}
+
+func hasNonFinite(v any) bool {
+	switch x := v.(type) {
+	case float64:
+		return math.IsNaN(x) || math.IsInf(x, 0)
+	case float32:
+		return hasNonFinite(float64(x))
+	case map[string]any:
+		for _, e := range x {
+			if hasNonFinite(e) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if hasNonFinite(e) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func finite(v any) any {
+	switch x := v.(type) {
+	case float32:
+		return finite(float64(x))
+	case float64:
+		switch {
+		case math.IsNaN(x):
+			return "NaN"
+		case math.IsInf(x, 1):
+			return "+Inf"
+		case math.IsInf(x, -1):
+			return "-Inf"
+		}
+		return x
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = finite(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = finite(e)
+		}
+		return out
+	}
+	return v
 }
 
 // WriteEnd appends the results line.

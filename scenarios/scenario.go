@@ -182,10 +182,12 @@ func Load(nameOrPath string) (*Scenario, error) {
 		}
 		return nil, fmt.Errorf("load scenario %q: %w", nameOrPath, err)
 	}
-	if ext := strings.ToLower(path.Ext(nameOrPath)); ext == ".yaml" || ext == ".yml" {
-		return nil, &ValidationError{File: nameOrPath, Msg: "scenario files are JSON (see docs/scenarios.md); this file has a YAML extension"}
+	sc, err := Parse(nameOrPath, data)
+	if ext := strings.ToLower(path.Ext(nameOrPath)); err != nil && (ext == ".yaml" || ext == ".yml") {
+		// JSON is YAML, so a .yaml file written in JSON loads; other YAML does not.
+		return nil, fmt.Errorf("%w (scenario files are JSON, see docs/scenarios.md; JSON is valid YAML, so a .yaml file may hold it)", err)
 	}
-	return Parse(nameOrPath, data)
+	return sc, err
 }
 
 // ValidationError is a problem in a scenario file.
@@ -219,6 +221,25 @@ func Parse(file string, data []byte) (*Scenario, error) {
 	return s, nil
 }
 
+// jsonType names a Go kind the way a scenario author thinks of it.
+func jsonType(kind string) string {
+	switch kind {
+	case "float64", "float32":
+		return "a number"
+	case "int", "int64", "uint64":
+		return "a whole number"
+	case "string":
+		return "a string"
+	case "bool":
+		return "true or false"
+	case "slice", "array":
+		return "a list"
+	case "map", "struct":
+		return "an object"
+	}
+	return kind
+}
+
 func lineCol(data []byte, off int64) (int, int) {
 	off = min(max(off, 0), int64(len(data)))
 	line := 1 + bytes.Count(data[:off], []byte("\n"))
@@ -235,7 +256,10 @@ func decodeError(file string, data []byte, err error) error {
 		return &ValidationError{File: file, Msg: fmt.Sprintf("invalid JSON at line %d, column %d: %v", l, c, syn)}
 	case errors.As(err, &typ):
 		l, _ := lineCol(data, typ.Offset)
-		return &ValidationError{File: file, Field: typ.Field, Msg: fmt.Sprintf("must be %s, got JSON %s (line %d)", typ.Type, typ.Value, l)}
+		if typ.Field == "" {
+			return &ValidationError{File: file, Msg: fmt.Sprintf("a scenario file holds one JSON object, got JSON %s (line %d)", typ.Value, l)}
+		}
+		return &ValidationError{File: file, Field: typ.Field, Msg: fmt.Sprintf("must be %s, got JSON %s (line %d)", jsonType(typ.Type.Kind().String()), typ.Value, l)}
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		return &ValidationError{File: file, Msg: "unknown field " + strings.TrimPrefix(err.Error(), "json: unknown field ")}
 	}
@@ -266,6 +290,8 @@ func (s *Scenario) ToolCallLimit() int { return s.Rules.ToolCallLimit }
 type Options struct {
 	Seed   uint64
 	Agents int // 0: the scenario's default count
+	// Ticks, when positive, replaces the scenario's time limit.
+	Ticks int
 }
 
 // AgentIDs returns the slot ids for n agents (0: the default count).
@@ -304,6 +330,9 @@ func (s *Scenario) Config(opt Options) (world.Config, error) {
 		},
 	}
 	cfg.Objective.TimeLimit = s.TimeLimit()
+	if opt.Ticks > 0 {
+		cfg.Objective.TimeLimit = opt.Ticks
+	}
 	for _, r := range s.Recipes {
 		cfg.Recipes = append(cfg.Recipes, world.Recipe{Output: r.Output, OutputCount: r.OutputCount, Inputs: r.Inputs, StationType: r.StationType, Ticks: r.Ticks})
 	}

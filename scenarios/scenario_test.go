@@ -75,7 +75,7 @@ func TestValidationErrorsNameFileFieldAndProblem(t *testing.T) {
 	}{
 		{"syntax", func(s string) string { return strings.Replace(s, `"size"`, `size`, 1) }, []string{"bad.json", "invalid JSON at line 1"}},
 		{"unknown field", func(s string) string { return strings.Replace(s, `"size"`, `"sise"`, 1) }, []string{"bad.json", `unknown field "sise"`}},
-		{"wrong type", func(s string) string { return strings.Replace(s, `"radius": 1`, `"radius": "big"`, 1) }, []string{"bad.json", "obstacles.radius", "must be float64"}},
+		{"wrong type", func(s string) string { return strings.Replace(s, `"radius": 1`, `"radius": "big"`, 1) }, []string{"bad.json", "obstacles.radius", "must be a number, got JSON string (line 5)"}},
 		{"outside", func(s string) string { return strings.Replace(s, `[1, 0, 1]`, `[80, 0, 1]`, 1) }, []string{"bad.json: resources[0].position", "outside the world"}},
 		{"inside obstacle", func(s string) string { return strings.Replace(s, `[1, 0, 1]`, `[5, 0, 5.5]`, 1) }, []string{"resources[0].position", `inside obstacle "T1"`}},
 		{"duplicate", func(s string) string { return strings.Replace(s, `"name": "W1"`, `"name": "B1"`, 1) }, []string{"resources[0].name", `"B1" is already used by stations[0]`}},
@@ -85,7 +85,7 @@ func TestValidationErrorsNameFileFieldAndProblem(t *testing.T) {
 		}, []string{"recipes[0].station_type", "can never be crafted"}},
 		{"bad size", func(s string) string { return strings.Replace(s, `[20, 20]`, `[20, -1]`, 1) }, []string{"size", "positive"}},
 		{"no name", func(s string) string { return strings.Replace(s, `"name": "t", `, ``, 1) }, []string{"name: is required"}},
-		{"negative radius", func(s string) string { return strings.Replace(s, `"radius": 1`, `"radius": -1`, 1) }, []string{"obstacles[0].radius", "must be positive"}},
+		{"negative radius", func(s string) string { return strings.Replace(s, `"radius": 1`, `"radius": -1`, 1) }, []string{"obstacles[0].radius", "must be between 0.05 and 20"}},
 		{"bad metric", func(s string) string {
 			return strings.Replace(s, `"agents"`, `"objective": {"success_metrics": {"joy": {"target": 1}}}, "agents"`, 1)
 		}, []string{"objective.success_metrics.joy", "unknown metric"}},
@@ -93,13 +93,26 @@ func TestValidationErrorsNameFileFieldAndProblem(t *testing.T) {
 			return strings.Replace(s, `"agents"`, `"rules": {"message_drop_probability": 2}, "agents"`, 1)
 		}, []string{"rules.message_drop_probability", "between 0 and 1"}},
 		{"trailing data", func(s string) string { return s + ` {}` }, []string{"unexpected data after"}},
+		{"not an object", func(string) string { return `[1, 2]` }, []string{"holds one JSON object, got JSON array"}},
+		{"huge obstacle", func(s string) string { return strings.Replace(s, `"radius": 1`, `"radius": 1e10`, 1) }, []string{"obstacles[0].radius", "must be between 0.05 and 20"}},
+		{"huge damage", func(s string) string {
+			return strings.Replace(s, `"agents"`, `"hazards": [{"name": "P", "position": [3, 3], "radius": 1, "entry_damage": 1e308}], "agents"`, 1)
+		}, []string{"hazards[0]", "between 0 and 1e+06"}},
+		{"wild terrain", func(s string) string {
+			return strings.Replace(s, `"agents"`, `"terrain": {"heights": [[1e308, 0], [0, -1e308]]}, "agents"`, 1)
+		}, []string{"terrain.heights[0]", "heights must be between"}},
+		{"tiny tick rate", func(s string) string { return strings.Replace(s, `"size"`, `"tick_rate": 1e-300, "size"`, 1) }, []string{"tick_rate", "between 0.1 and 1000"}},
+		{"query radius above max", func(s string) string {
+			return strings.Replace(s, `"agents"`, `"rules": {"query_radius": 30, "max_query_radius": 10}, "agents"`, 1)
+		}, []string{"rules.query_radius", "larger than max_query_radius"}},
+		{"coarse cells", func(s string) string { return strings.Replace(s, `"size"`, `"cell_size": 8, "size"`, 1) }, []string{"cell_size", "too coarse"}},
 		{"station amount", func(s string) string {
 			return strings.Replace(s, `"position": [2, 2]`, `"position": [2, 2], "amount": 3`, 1)
 		}, []string{`unknown field "amount"`}},
 		{"unknown bot", func(s string) string { return strings.Replace(s, `{"count": 1}`, `{"count": 1, "bot": "wizard"}`, 1) }, []string{"agents.bot", `unknown built-in bot "wizard"`}},
 		{"two problems", func(s string) string {
 			return strings.Replace(strings.Replace(s, `[1, 0, 1]`, `[80, 0, 1]`, 1), `"radius": 1`, `"radius": -1`, 1)
-		}, []string{"bad.json: obstacles[0].radius: must be positive", "(and 1 more: resources[0].position: (80, 1) is outside the world"}},
+		}, []string{"bad.json: obstacles[0].radius: must be between 0.05", "(and 1 more: resources[0].position: (80, 1) is outside the world"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -123,6 +136,9 @@ func TestLoadUserFileAndUnknownName(t *testing.T) {
 	require.NoError(t, os.WriteFile(y, []byte("name: t\n"), 0o644))
 	_, err = scenarios.Load(y)
 	require.ErrorContains(t, err, "scenario files are JSON")
+	require.NoError(t, os.WriteFile(y, []byte(valid), 0o644))
+	_, err = scenarios.Load(y)
+	require.NoError(t, err, "JSON is YAML: a .yaml file written in JSON loads")
 	_, err = scenarios.Load("no-such-scenario")
 	require.ErrorContains(t, err, "not a built-in scenario (foraging")
 }

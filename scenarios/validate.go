@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -36,15 +37,20 @@ func (s *Scenario) validate() error {
 	if s.TickRate == 0 {
 		s.TickRate = 10
 	}
-	if s.TickRate < 0 || s.TickRate > 1000 {
-		v.add("tick_rate", fmt.Sprintf("must be between 0 and 1000 ticks per second, got %g", s.TickRate))
+	if s.TickRate < 0.1 || s.TickRate > 1000 {
+		v.add("tick_rate", fmt.Sprintf("must be between 0.1 and 1000 ticks per second, got %g", s.TickRate))
 	}
 	if len(v.errs) > 0 {
 		return v.err()
 	}
 	b := s.bounds()
+	span := max(b.Width(), b.Depth())
 	if b.Width() > MaxWorldSide || b.Depth() > MaxWorldSide {
 		v.add("size", fmt.Sprintf("the world may be at most %g units on a side, got %gx%g", float64(MaxWorldSide), b.Width(), b.Depth()))
+		return v.err()
+	}
+	if s.CellSize > min(b.Width(), b.Depth())/4 {
+		v.add("cell_size", fmt.Sprintf("%g is too coarse for a %gx%g world: at least 4 cells must fit across each side", s.CellSize, b.Width(), b.Depth()))
 		return v.err()
 	}
 	if cells := (b.Width() / s.CellSize) * (b.Depth() / s.CellSize); cells > MaxCells {
@@ -126,12 +132,12 @@ func (s *Scenario) validate() error {
 		v.position(f+".position", o.Position, b)
 		switch o.Shape {
 		case "", "circle":
-			if !(o.Radius > 0) {
-				v.add(f+".radius", fmt.Sprintf("must be positive for a circle, got %g", o.Radius))
+			if !(o.Radius >= 0.05) || o.Radius > span {
+				v.add(f+".radius", fmt.Sprintf("must be between 0.05 and %g (the world's larger side) for a circle, got %g", span, o.Radius))
 			}
 		case "box":
-			if !(o.Size[0] > 0) || !(o.Size[1] > 0) {
-				v.add(f+".size", fmt.Sprintf("must be two positive numbers [x, z] for a box, got [%g, %g]", o.Size[0], o.Size[1]))
+			if !(o.Size[0] >= 0.05) || !(o.Size[1] >= 0.05) || o.Size[0] > 2*span || o.Size[1] > 2*span {
+				v.add(f+".size", fmt.Sprintf("must be two numbers [x, z] between 0.05 and %g for a box, got [%g, %g]", 2*span, o.Size[0], o.Size[1]))
 			}
 		default:
 			v.add(f+".shape", fmt.Sprintf("must be \"circle\" or \"box\", got %q", o.Shape))
@@ -154,11 +160,11 @@ func (s *Scenario) validate() error {
 		f := fmt.Sprintf("hazards[%d]", i)
 		claim(f, h.Name)
 		v.position(f+".position", h.Position, b)
-		if !(h.Radius > 0) {
-			v.add(f+".radius", fmt.Sprintf("must be positive, got %g", h.Radius))
+		if !(h.Radius > 0) || h.Radius > span {
+			v.add(f+".radius", fmt.Sprintf("must be between 0 and %g, got %g", span, h.Radius))
 		}
-		if h.EntryDamage < 0 || h.DamagePerSecond < 0 {
-			v.add(f, "entry_damage and damage_per_second must not be negative")
+		if h.EntryDamage < 0 || h.DamagePerSecond < 0 || h.EntryDamage > maxAmount || h.DamagePerSecond > maxAmount {
+			v.add(f, fmt.Sprintf("entry_damage and damage_per_second must be between 0 and %g", maxAmount))
 		}
 	}
 	for i, p := range s.Points {
@@ -167,8 +173,8 @@ func (s *Scenario) validate() error {
 		if v.position(f+".position", p.Position, b) {
 			v.clearOf(f+".position", p.Position, s.Obstacles)
 		}
-		if p.Radius < 0 {
-			v.add(f+".radius", "must not be negative")
+		if p.Radius < 0 || p.Radius > span {
+			v.add(f+".radius", fmt.Sprintf("must be between 0 and %g", span))
 		}
 	}
 	a := &s.Agents
@@ -187,8 +193,8 @@ func (s *Scenario) validate() error {
 	if a.Max > MaxAgents {
 		v.add("agents.max", fmt.Sprintf("must be at most %d", MaxAgents))
 	}
-	if a.Speed < 0 {
-		v.add("agents.speed", "must not be negative")
+	if a.Speed < 0 || a.Speed > 100 {
+		v.add("agents.speed", fmt.Sprintf("must be between 0 and 100, got %g", a.Speed))
 	}
 	for i, sp := range a.Spawns {
 		f := fmt.Sprintf("agents.spawns[%d]", i)
@@ -327,30 +333,43 @@ func (v *validator) terrain(t TerrainSpec) {
 			v.add(fmt.Sprintf("terrain.heights[%d]", i), fmt.Sprintf("has %d values; every row must have the same non-zero length (%d)", len(row), cols))
 			return
 		}
-		if !finite(row...) {
-			v.add(fmt.Sprintf("terrain.heights[%d]", i), "must hold finite numbers")
+		for _, h := range row {
+			if !finite(h) || math.Abs(h) > maxDistance {
+				v.add(fmt.Sprintf("terrain.heights[%d]", i), fmt.Sprintf("heights must be between -%g and %g, got %g", maxDistance, maxDistance, h))
+				break
+			}
 		}
 	}
 }
 
+// Upper limits on numbers in scenario files: far beyond any sensible world,
+// low enough that no arithmetic on them overflows.
+const (
+	maxDistance = 1e4 // ranges, radii, sizes, speeds (units or units per second)
+	maxAmount   = 1e6 // health, damage
+)
+
 func (v *validator) rules(r RulesSpec) {
-	neg := func(name string, x float64) {
-		if x < 0 || !finite(x) {
-			v.add("rules."+name, fmt.Sprintf("must not be negative, got %g", x))
+	within := func(name string, x, hi float64) {
+		if x < 0 || x > hi || !finite(x) {
+			v.add("rules."+name, fmt.Sprintf("must be between 0 and %g, got %g", hi, x))
 		}
 	}
-	neg("perception_radius", r.PerceptionRadius)
-	neg("collect_range", r.CollectRange)
-	neg("craft_range", r.CraftRange)
-	neg("comm_range", r.CommRange)
-	neg("query_radius", r.QueryRadius)
-	neg("max_query_radius", r.MaxQueryRadius)
-	neg("max_health", r.MaxHealth)
-	neg("agent_radius", r.AgentRadius)
-	neg("base_speed", r.BaseSpeed)
-	neg("max_speed_multiplier", r.MaxSpeedMultiplier)
-	neg("arrival_tolerance", r.ArrivalTolerance)
-	neg("stuck_seconds", r.StuckSeconds)
+	within("perception_radius", r.PerceptionRadius, maxDistance)
+	within("collect_range", r.CollectRange, maxDistance)
+	within("craft_range", r.CraftRange, maxDistance)
+	within("comm_range", r.CommRange, maxDistance)
+	within("query_radius", r.QueryRadius, maxDistance)
+	within("max_query_radius", r.MaxQueryRadius, maxDistance)
+	within("max_health", r.MaxHealth, maxAmount)
+	within("agent_radius", r.AgentRadius, 5)
+	within("base_speed", r.BaseSpeed, 1000)
+	within("max_speed_multiplier", r.MaxSpeedMultiplier, 100)
+	within("arrival_tolerance", r.ArrivalTolerance, maxDistance)
+	within("stuck_seconds", r.StuckSeconds, 3600)
+	if r.QueryRadius > 0 && r.MaxQueryRadius > 0 && r.QueryRadius > r.MaxQueryRadius {
+		v.add("rules.query_radius", fmt.Sprintf("the default query radius %g is larger than max_query_radius %g", r.QueryRadius, r.MaxQueryRadius))
+	}
 	if r.MessageDropProb < 0 || r.MessageDropProb > 1 {
 		v.add("rules.message_drop_probability", fmt.Sprintf("must be between 0 and 1, got %g", r.MessageDropProb))
 	}
@@ -362,9 +381,6 @@ func (v *validator) rules(r RulesSpec) {
 	}
 	if r.ClusterSize < 0 || (r.ClusterSize > 0 && r.ClusterSize < 4) {
 		v.add("rules.cluster_size", fmt.Sprintf("must be at least 4, got %d", r.ClusterSize))
-	}
-	if r.AgentRadius > 5 {
-		v.add("rules.agent_radius", fmt.Sprintf("must be at most 5, got %g", r.AgentRadius))
 	}
 }
 

@@ -10,6 +10,9 @@ import (
 // the world even looks at it.
 const coordLimit = 1e6
 
+// minSpeed is the slowest speed multiplier move_to accepts.
+const minSpeed = 0.1
+
 func coord(desc string) *Schema {
 	return &Schema{Type: "number", Description: desc, Minimum: Ptr(-coordLimit), Maximum: Ptr(coordLimit)}
 }
@@ -31,7 +34,7 @@ func Universal(r world.Rules) []Tool {
 				"target": {Type: "array", Description: "Target position [x, y, z], instead of target_x/target_y/target_z",
 					Items: coord(""), MinItems: Ptr(3), MaxItems: Ptr(3)},
 				"speed": {Type: "number", Description: fmt.Sprintf("Speed multiplier of the base speed (%g units/s), capped at %g (default 1)", r.BaseSpeed, r.MaxSpeedMultiplier),
-					ExclusiveMinimum: Ptr(0.0), Maximum: Ptr(coordLimit), Default: 1.0},
+					Minimum: Ptr(minSpeed), Maximum: Ptr(coordLimit), Default: 1.0},
 			}),
 			Check: checkMoveTarget,
 			Handler: func(c *Call) world.ActionResult {

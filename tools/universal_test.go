@@ -96,8 +96,9 @@ func TestMoveToErrors(t *testing.T) {
 		{"outside world", map[string]any{"target_x": 25.0, "target_z": 0.0}, world.CodeInvalidParams, "outside the world"},
 		{"string coordinate", map[string]any{"target_x": "3", "target_z": 0.0}, world.CodeInvalidParams, "must be a number, got string"},
 		{"short array", map[string]any{"target": []any{1.0, 2.0}}, world.CodeInvalidParams, "at least 3 items"},
-		{"negative speed", map[string]any{"target": []any{1.0, 0.0, 1.0}, "speed": -1.0}, world.CodeInvalidParams, "greater than 0"},
-		{"zero speed", map[string]any{"target": []any{1.0, 0.0, 1.0}, "speed": 0}, world.CodeInvalidParams, "greater than 0"},
+		{"negative speed", map[string]any{"target": []any{1.0, 0.0, 1.0}, "speed": -1.0}, world.CodeInvalidParams, "at least 0.1"},
+		{"zero speed", map[string]any{"target": []any{1.0, 0.0, 1.0}, "speed": 0}, world.CodeInvalidParams, "at least 0.1"},
+		{"denormal speed", map[string]any{"target": []any{1.0, 0.0, 1.0}, "speed": 5e-324}, world.CodeInvalidParams, "at least 0.1"},
 		{"unknown param", map[string]any{"target": []any{1.0, 0.0, 1.0}, "sped": 1.0}, world.CodeInvalidParams, "'sped' is not a parameter"},
 		{"inside an obstacle", map[string]any{"target": []any{0.0, 0.0, -5.0}}, world.CodeNoPath, "Nearest reachable point is"},
 	}

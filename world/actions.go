@@ -38,8 +38,8 @@ func (w *World) MoveTo(a *Agent, target Vec3, speedMul float64) ActionResult {
 		return Fail(tool, CodeInvalidParams, "target [%g, %g, %g] is outside the world (x in [%g, %g], z in [%g, %g])",
 			target[0], target[1], target[2], w.bounds.MinX, w.bounds.MaxX, w.bounds.MinZ, w.bounds.MaxZ)
 	}
-	if !(speedMul > 0) || math.IsInf(speedMul, 0) {
-		return Fail(tool, CodeInvalidParams, "speed must be a positive number, got %g", speedMul)
+	if !(speedMul >= 0.1) || math.IsInf(speedMul, 0) {
+		return Fail(tool, CodeInvalidParams, "speed must be a multiplier of at least 0.1, got %g", speedMul)
 	}
 	capped := speedMul > w.rules.MaxSpeedMultiplier
 	speedMul = math.Min(speedMul, w.rules.MaxSpeedMultiplier)

@@ -46,7 +46,7 @@ func round2(v float64) float64 {
 		}
 		return -float64(int64(-x+0.5)) / 100
 	}
-	return math.Round(x) / 100
+	return v // too large for two decimals to mean anything (or not finite)
 }
 
 func roundVec(v Vec3) Vec3 { return Vec3{round2(v[0]), round2(v[1]), round2(v[2])} }

@@ -58,6 +58,24 @@ func TestRunWritesResultsAndJournal(t *testing.T) {
 	require.Equal(t, string(b), string(b2))
 }
 
+func TestTicksReplacesTheTimeLimit(t *testing.T) {
+	dir := t.TempDir()
+	_, _, err := arena(t, "run", "--agents", "16", "--ticks", "700", "--out", dir, "--quiet")
+	require.NoError(t, err)
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	require.NoError(t, err)
+	var res struct {
+		Ticks     int
+		Objective struct {
+			TimeLimit int `json:"time_limit"`
+		}
+	}
+	require.NoError(t, json.Unmarshal(b, &res))
+	require.Equal(t, 700, res.Objective.TimeLimit)
+	require.LessOrEqual(t, res.Ticks, 700)
+	require.Greater(t, res.Ticks, 600, "--ticks above the scenario's limit is honoured")
+}
+
 func TestToolsAndScenariosCommands(t *testing.T) {
 	out, _, err := arena(t, "tools", "--format", "openai")
 	require.NoError(t, err)

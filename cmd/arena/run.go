@@ -23,7 +23,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	scenario := fs.String("scenario", "foraging", "built-in scenario name or path to a scenario file")
 	agents := fs.Int("agents", 0, "number of agents (default: the scenario's)")
 	seed := fs.Uint64("seed", 1, "seed of the world and the built-in agents")
-	ticks := fs.Int("ticks", 0, "stop after this many ticks (default: the scenario's time limit)")
+	ticks := fs.Int("ticks", 0, "end the episode after this many ticks, replacing the scenario's time limit")
 	out := fs.String("out", "", "output folder for results.json and journal.jsonl (default runs/SCENARIO-seedS)")
 	quiet := fs.Bool("quiet", false, "print only the results table")
 	if err := fs.Parse(args); err != nil {
@@ -39,7 +39,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	w, err := sc.NewWorld(scenarios.Options{Seed: *seed, Agents: *agents})
+	w, err := sc.NewWorld(scenarios.Options{Seed: *seed, Agents: *agents, Ticks: *ticks})
 	if err != nil {
 		return err
 	}
