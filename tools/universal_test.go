@@ -150,7 +150,13 @@ func TestCollect(t *testing.T) {
 	}
 	require.Equal(t, 1.0, obs.CurrentProgress["resources_collected"])
 
-	requireFail(t, decide(w, reg, "a1", "collect", map[string]any{"target_name": "Berry1"}), world.CodeNotFound, "already been collected")
+	requireFail(t, decide(w, reg, "a1", "collect", map[string]any{"target_name": "Berry1"}), world.CodeNotFound, "No resource named 'Berry1' in sight")
+	// What the agent cannot see is never described: no distance, no hint.
+	res = decide(w, reg, "a1", "collect", map[string]any{"target_name": "Hidden1"})
+	requireFail(t, res, world.CodeNotFound, "No resource named 'Hidden1' in sight")
+	require.NotContains(t, res.ErrorMessage, "units")
+	requireFail(t, decide(w, reg, "a1", "collect", map[string]any{"target_name": "Hiden1"}), world.CodeNotFound, "in sight")
+	require.NotContains(t, decide(w, reg, "a1", "collect", map[string]any{"target_name": "Hiden1"}).ErrorMessage, "Hidden1")
 	requireFail(t, decide(w, reg, "a1", "collect", map[string]any{"target_name": "Stone1"}), world.CodeOutOfRange,
 		"Target 'Stone1' is 5.4 units away, collection range is 2.0")
 	requireFail(t, decide(w, reg, "a1", "collect", map[string]any{"target_name": "Bery2"}), world.CodeNotFound, "did you mean 'Berry2'")
@@ -177,8 +183,8 @@ func TestCraft(t *testing.T) {
 	require.True(t, decide(w, reg, "a1", "collect", map[string]any{"target_name": "Berry1"}).Success)
 	require.True(t, decide(w, reg, "a1", "collect", map[string]any{"target_name": "Berry2"}).Success)
 	requireFail(t, decide(w, reg, "a1", "craft", map[string]any{"item_name": "cake", "station_name": "Workbench1"}), world.CodeNotFound, "known recipes: ingot, meal")
-	requireFail(t, decide(w, reg, "a1", "craft", map[string]any{"item_name": "meal", "station_name": "Bench9"}), world.CodeNotFound, "No station named 'Bench9'")
-	requireFail(t, decide(w, reg, "a1", "craft", map[string]any{"item_name": "meal", "station_name": "Furnace1"}), world.CodeNotAllowed, "crafted at a workbench, but 'Furnace1' is a furnace")
+	requireFail(t, decide(w, reg, "a1", "craft", map[string]any{"item_name": "meal", "station_name": "Bench9"}), world.CodeNotFound, "No station named 'Bench9' in sight")
+	requireFail(t, decide(w, reg, "a1", "craft", map[string]any{"item_name": "meal", "station_name": "Furnace1"}), world.CodeNotFound, "No station named 'Furnace1' in sight")
 	res := decide(w, reg, "a1", "craft", map[string]any{"item_name": "meal", "station_name": "Workbench1"})
 	require.True(t, res.Success, res.ErrorMessage)
 	obs := w.Observe(a)
@@ -192,9 +198,11 @@ func TestCraft(t *testing.T) {
 func TestCraftMultiTickMakesAgentBusyAndStationInUse(t *testing.T) {
 	w, reg := setup(t)
 	a1, a2 := w.Agent("a1"), w.Agent("a2")
+	testutil.WalkTo(t, w, "a1", 10, 4)
 	requireFail(t, decide(w, reg, "a1", "craft", map[string]any{"item_name": "ingot", "station_name": "Furnace1"}),
-		world.CodeOutOfRange, "Station 'Furnace1' is 14.1 units away, crafting range is 2.5")
+		world.CodeOutOfRange, "Station 'Furnace1' is 6.0 units away, crafting range is 2.5")
 	testutil.WalkTo(t, w, "a1", 9, 9)
+	requireFail(t, decide(w, reg, "a1", "craft", map[string]any{"item_name": "meal", "station_name": "Furnace1"}), world.CodeNotAllowed, "crafted at a workbench, but 'Furnace1' is a furnace")
 	testutil.WalkTo(t, w, "a2", 11, 11)
 	a1.Inventory["ore"], a1.Inventory["coal"] = 1, 1
 	a2.Inventory["ore"], a2.Inventory["coal"] = 1, 1
@@ -312,7 +320,7 @@ func TestSendMessage(t *testing.T) {
 	w.Step()
 	require.Equal(t, "just you", w.Observe(a2).Messages[len(w.Observe(a2).Messages)-1].Content)
 
-	requireFail(t, decide(w, reg, "a1", "send_message", map[string]any{"message": "x", "target_agent": "a9"}), world.CodeNotFound, "No agent named 'a9'")
+	requireFail(t, decide(w, reg, "a1", "send_message", map[string]any{"message": "x", "target_agent": "a9"}), world.CodeNotFound, "No living agent named 'a9'")
 	requireFail(t, decide(w, reg, "a1", "send_message", map[string]any{"message": "x", "target_agent": "a1"}), world.CodeInvalidParams, "itself")
 	requireFail(t, decide(w, reg, "a1", "send_message", map[string]any{"message": "   "}), world.CodeInvalidParams, "must not be empty")
 	requireFail(t, decide(w, reg, "a1", "send_message", map[string]any{}), world.CodeInvalidParams, "'message' is required")
@@ -328,7 +336,8 @@ func TestMessagesOnlyReachAgentsInRange(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, w.Observe(w.Agent("a1")).AgentIDs, "far", "every id send_message takes is readable, seen or not")
 	require.True(t, decide(w, reg, "a1", "send_message", map[string]any{"message": "near only"}).Success)
-	requireFail(t, decide(w, reg, "a1", "send_message", map[string]any{"message": "x", "target_agent": "far"}), world.CodeOutOfRange, "beyond communication range")
+	// Out of range is not revealed: the message is accepted and never arrives.
+	require.True(t, decide(w, reg, "a1", "send_message", map[string]any{"message": "x", "target_agent": "far"}).Success)
 	w.Step()
 	require.Len(t, w.Observe(w.Agent("a2")).Messages, 1)
 	require.Empty(t, w.Observe(w.Agent("far")).Messages)

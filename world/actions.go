@@ -88,14 +88,11 @@ func (w *World) Collect(a *Agent, name string) ActionResult {
 	if res, ok := w.precheck(a, tool, true); !ok {
 		return res
 	}
-	idx, res, ok := w.lookup(tool, name, kindResource)
+	idx, res, ok := w.lookup(a, tool, name, kindResource)
 	if !ok {
 		return res
 	}
 	r := w.resources[idx]
-	if r.Collected {
-		return Fail(tool, CodeNotFound, "Resource '%s' has already been collected", name)
-	}
 	if d := GroundDist(a.Pos, r.Pos); d > w.rules.CollectRange {
 		return Fail(tool, CodeOutOfRange, "Target '%s' is %.1f units away, collection range is %.1f", name, d, w.rules.CollectRange)
 	}
@@ -125,9 +122,9 @@ func (w *World) Craft(a *Agent, item, stationName string) ActionResult {
 	}
 	r := w.recipes[item]
 	if r == nil {
-		return Fail(tool, CodeNotFound, "Unknown recipe '%s'; known recipes: %s", item, listOrNone(w.recipeIDs))
+		return Fail(tool, CodeNotFound, "Unknown recipe '%s'; known recipes: %s", truncate(item), listOrNone(w.recipeIDs))
 	}
-	idx, res, ok := w.lookup(tool, stationName, kindStation)
+	idx, res, ok := w.lookup(a, tool, stationName, kindStation)
 	if !ok {
 		return res
 	}
@@ -269,18 +266,15 @@ func (w *World) SendMessage(a *Agent, target, content string) ActionResult {
 			return Fail(tool, CodeNotAllowed, "%s has no team; send to \"all\" or an agent id", a.ID)
 		}
 	default:
-		if _, res, ok := w.lookup(tool, target, kindAgent); !ok {
-			return res
-		}
+		// Every living agent's id is public (observations list them), so an
+		// unknown or dead id is NOT_FOUND; whether a known one is in range is not
+		// revealed: out of range, the message is simply not delivered.
 		to := w.agentByID[target]
+		if to == nil || !to.Alive {
+			return Fail(tool, CodeNotFound, "No living agent named '%s'%s", truncate(target), w.suggestAgent(target))
+		}
 		if to == a {
 			return Fail(tool, CodeInvalidParams, "an agent cannot send a message to itself")
-		}
-		if !to.Alive {
-			return Fail(tool, CodeNotAllowed, "%s is dead and cannot receive messages", target)
-		}
-		if GroundDist(a.Pos, to.Pos) > w.rules.CommRange {
-			return Fail(tool, CodeOutOfRange, "%s is beyond communication range (%.1f units)", target, w.rules.CommRange)
 		}
 	}
 	w.outbox = append(w.outbox, pendingMessage{from: a.ID, to: target, content: content, tick: w.tick})
@@ -318,11 +312,12 @@ func (w *World) SetQueryResult(a *Agent, q *QueryResult) { a.queryResult = q }
 // SetInventoryDetails puts a query_inventory answer in the agent's next observation.
 func (w *World) SetInventoryDetails(a *Agent, d *InventoryDetails) { a.inventoryDetails = d }
 
-// suggest returns "; did you mean 'X'?" for the closest name of a kind, or "".
-func (w *World) suggest(name string, kind entityKind) string {
+// suggest returns "; did you mean 'X'?" for the closest name of a kind that
+// the agent can see, or "": suggestions never reveal what is out of sight.
+func (w *World) suggest(a *Agent, name string, kind entityKind) string {
 	var names []string
 	for n, ref := range w.names {
-		if ref.kind == kind {
+		if ref.kind == kind && w.canSee(a, ref) {
 			names = append(names, n)
 		}
 	}
@@ -332,16 +327,70 @@ func (w *World) suggest(name string, kind entityKind) string {
 	return ""
 }
 
-// lookup finds the entity a tool names and checks its kind, or explains why not.
-func (w *World) lookup(tool, name string, kind entityKind) (int, ActionResult, bool) {
+// suggestAgent suggests among the living agents' ids, which are public.
+func (w *World) suggestAgent(name string) string {
+	if best := fuzzy.Closest(name, w.roster()); best != "" {
+		return fmt.Sprintf("; did you mean '%s'?", best)
+	}
+	return ""
+}
+
+// canSee reports whether the agent perceives an entity now, by the same rules as
+// its observation: agents, resources and stations within the perception radius
+// and in line of sight; hazards and obstacles by their outline. Agents act only
+// on what they can see, so that an error never reveals what they cannot.
+func (w *World) canSee(a *Agent, ref entityRef) bool {
+	r := w.rules.PerceptionRadius
+	var p Vec3
+	switch ref.kind {
+	case kindAgent:
+		o := w.agents[ref.index]
+		if !o.Alive {
+			return false
+		}
+		p = o.Pos
+	case kindResource:
+		res := w.resources[ref.index]
+		if res.Collected {
+			return false
+		}
+		p = res.Pos
+	case kindStation:
+		p = w.stations[ref.index].Pos
+	case kindHazard:
+		h := w.hazards[ref.index]
+		d := GroundDist(a.Pos, h.Pos)
+		return d-h.Radius <= r && (d <= h.Radius || w.lineOfSight(a.Pos, h.Pos, d))
+	case kindObstacle:
+		o := w.obstacles[ref.index]
+		return GroundDist(a.Pos, o.Pos)-o.extent() <= r
+	case kindPoint:
+		return true // capture points are objectives everybody knows
+	}
+	d := GroundDist(a.Pos, p)
+	return d <= r && w.lineOfSight(a.Pos, p, d)
+}
+
+// lookup finds the entity a tool names, among those the agent can see, and
+// checks its kind, or explains why not.
+func (w *World) lookup(a *Agent, tool, name string, kind entityKind) (int, ActionResult, bool) {
 	ref, ok := w.names[name]
-	if !ok {
-		return 0, Fail(tool, CodeNotFound, "No %s named '%s'%s", kind, name, w.suggest(name, kind)), false
+	if !ok || !w.canSee(a, ref) {
+		return 0, Fail(tool, CodeNotFound, "No %s named '%s' in sight%s", kind, truncate(name), w.suggest(a, name, kind)), false
 	}
 	if ref.kind != kind {
 		return 0, Fail(tool, CodeNotFound, "'%s' is %s, not %s", name, article(ref.kind.String()), article(kind.String())), false
 	}
 	return ref.index, ActionResult{}, true
+}
+
+// truncate shortens a name an agent sent before it is echoed in a message.
+func truncate(s string) string {
+	const limit = 64
+	if r := []rune(s); len(r) > limit {
+		return string(r[:limit]) + "…"
+	}
+	return s
 }
 
 // article puts "a" or "an" before a word.

@@ -117,19 +117,39 @@ func (w *World) StateHash() uint64 {
 		if a.action.craftRecipe != nil {
 			h.String(a.action.craftRecipe.Output)
 		}
+		h.Vec(a.action.checkPos)
+		h.Int(a.action.checkTick)
+		h.Bool(a.action.replanned)
+		h.Int(a.action.startedTick)
 		h.String(a.status.Status)
+		h.String(a.status.Detail)
+		h.Bool(a.hasResult)
+		if a.hasResult {
+			h.String(a.lastResult.Tool)
+			h.Bool(a.lastResult.Success)
+			h.String(a.lastResult.ErrorCode)
+			h.String(a.lastResult.ErrorMessage)
+			h.Int(a.lastResult.Tick)
+		}
+		h.Bool(a.queryResult != nil)
+		h.Bool(a.inventoryDetails != nil)
 		h.Int(a.Stats.ResourcesCollected)
+		h.Counts(a.Stats.Collected)
 		h.Int(a.Stats.ItemsCrafted)
+		h.Counts(a.Stats.Crafted)
 		h.Float(a.Stats.DamageTaken)
 		h.Float(a.Stats.Distance)
 		h.Int(a.Stats.MessagesSent)
 		h.Int(a.Stats.CompletedTick)
+		h.Int(a.Stats.DiedTick)
 		h.Int(len(a.inbox))
 		for _, m := range a.inbox {
 			h.String(m.From)
+			h.String(m.To)
 			h.String(m.Content)
 			h.Int(m.Tick)
 		}
+		h.Int(len(a.inHazards))
 		for _, hz := range a.inHazards {
 			h.Int(hz)
 		}
@@ -150,6 +170,7 @@ func (w *World) StateHash() uint64 {
 		h.String(m.from)
 		h.String(m.to)
 		h.String(m.content)
+		h.Int(m.tick)
 	}
 	w.rng.hash(h)
 	for _, c := range w.components {

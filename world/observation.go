@@ -80,14 +80,16 @@ type RecipeView struct {
 // crafting, completed (crafting finished), failed (a move that got stuck) or
 // dead, with the details a planner needs.
 type ActionStatus struct {
-	Tool   string  `json:"tool,omitempty"`
-	Status string  `json:"status"`
-	Target *Vec3   `json:"target,omitempty"`
-	Path   []Vec3  `json:"path,omitempty"`
-	Item   string  `json:"item,omitempty"`
-	Ticks  int     `json:"ticks_remaining,omitempty"`
-	Detail string  `json:"detail,omitempty"`
-	Speed  float64 `json:"speed,omitempty"`
+	Tool   string `json:"tool,omitempty"`
+	Status string `json:"status"`
+	Target *Vec3  `json:"target,omitempty"`
+	Path   []Vec3 `json:"path,omitempty"`
+	Item   string `json:"item,omitempty"`
+	Ticks  int    `json:"ticks_remaining,omitempty"`
+	// ErrorCode and Detail explain a failed move.
+	ErrorCode string  `json:"error_code,omitempty"`
+	Detail    string  `json:"detail,omitempty"`
+	Speed     float64 `json:"speed,omitempty"`
 }
 
 // QueryResult answers query_world.

@@ -396,7 +396,7 @@ func (w *World) ObserveInto(a *Agent, obs *Observation) {
 	}
 	obs.QueryResult = a.queryResult
 	obs.InventoryDetails = a.inventoryDetails
-	obs.Objective = &w.objective
+	obs.Objective = &w.objectiveView
 	if obs.CurrentProgress == nil {
 		obs.CurrentProgress = make(map[string]float64, len(w.objective.SuccessMetrics))
 	} else {
@@ -462,7 +462,11 @@ func (w *World) recipeViews() map[string]RecipeView {
 	}
 	w.recipeCache = make(map[string]RecipeView, len(w.recipes))
 	for name, r := range w.recipes {
-		w.recipeCache[name] = RecipeView{Inputs: r.Inputs, StationType: r.StationType, Ticks: r.Ticks, OutputCount: r.OutputCount}
+		inputs := make(map[string]int, len(r.Inputs))
+		for k, n := range r.Inputs {
+			inputs[k] = n
+		}
+		w.recipeCache[name] = RecipeView{Inputs: inputs, StationType: r.StationType, Ticks: r.Ticks, OutputCount: r.OutputCount}
 	}
 	return w.recipeCache
 }

@@ -310,10 +310,15 @@ func (w *World) checkProgress(a *Agent, blocker string) {
 		"Movement toward [%.1f, %.1f, %.1f] made no progress for %.1f s: blocked by %s at [%.1f, %.1f, %.1f]; the move was stopped",
 		target[0], target[1], target[2], float64(window)/w.tickRate, why, a.Pos[0], a.Pos[1], a.Pos[2])
 	res.Tick = w.tick
-	a.lastResult, a.hasResult = res, true
+	// The failure replaces last_action_result only when that reports the move
+	// itself (or an idle that let it go on); the result of any other decision
+	// stays, and current_action carries the failure either way.
+	if !a.hasResult || a.lastResult.Tool == "move_to" || a.lastResult.Tool == "idle" {
+		a.lastResult, a.hasResult = res, true
+	}
 	a.action = actionState{}
 	a.Vel = Vec3{}
-	a.status = ActionStatus{Tool: "move_to", Status: "failed", Target: &target, Detail: res.ErrorMessage}
+	a.status = ActionStatus{Tool: "move_to", Status: "failed", Target: &target, ErrorCode: res.ErrorCode, Detail: res.ErrorMessage}
 	w.Publish(Event{Type: "move_failed", Agent: a.ID, Data: map[string]any{"blocked_by": blocker}})
 }
 

@@ -54,14 +54,15 @@ type World struct {
 	rng        *streams
 	components []Component
 
-	recipeCache map[string]RecipeView
-	cands       []cand // scratch for observations
-	metricNames []string
-	sightSums   []int32 // summed-area table of the sight grid
-	rosterIDs   []string
-	bodyBuf     []body // scratch for collision
-	tagBuf      []shapeTag
-	rosterDirty bool
+	recipeCache   map[string]RecipeView
+	cands         []cand // scratch for observations
+	metricNames   []string
+	objectiveView Objective // what observations show
+	sightSums     []int32   // summed-area table of the sight grid
+	rosterIDs     []string
+	bodyBuf       []body // scratch for collision
+	tagBuf        []shapeTag
+	rosterDirty   bool
 }
 
 type entityKind uint8
@@ -155,6 +156,13 @@ func New(cfg Config) (*World, error) {
 		return nil, err
 	}
 	w.metricNames = w.objective.MetricNames()
+	// Observations show a copy: a controller that edits its observation cannot
+	// change the game.
+	w.objectiveView = w.objective
+	w.objectiveView.SuccessMetrics = make(map[string]MetricTarget, len(w.objective.SuccessMetrics))
+	for k, m := range w.objective.SuccessMetrics {
+		w.objectiveView.SuccessMetrics[k] = m
+	}
 	return w, nil
 }
 

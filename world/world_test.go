@@ -333,3 +333,35 @@ func TestCachedObstacleViewMatchesAScan(t *testing.T) {
 		}
 	}
 }
+
+func TestStuckMoveKeepsTheResultOfALaterDecision(t *testing.T) {
+	cfg := testutil.Config()
+	cfg.Agents = []world.AgentSpec{{ID: "a1", X: 0, Z: 0}, {ID: "a2", X: 0, Z: 6}}
+	w := testutil.World(t, cfg)
+	a1 := w.Agent("a1")
+	require.True(t, w.MoveTo(a1, world.Vec3{0, 0, 6}, 1).Success) // onto a2, who never moves
+	for i := 0; i < 5; i++ {
+		w.Step()
+	}
+	w.RecordResult(a1, w.SendMessage(a1, "all", "hello"))
+	for i := 0; i < 200 && w.Observe(a1).CurrentAction.Status == "moving"; i++ {
+		w.Step()
+	}
+	obs := w.Observe(a1)
+	require.Equal(t, "failed", obs.CurrentAction.Status)
+	require.Equal(t, world.CodeNoPath, obs.CurrentAction.ErrorCode)
+	require.Equal(t, "send_message", obs.LastActionResult.Tool, "the failure does not hide the result of the last decision")
+	require.True(t, obs.LastActionResult.Success)
+}
+
+func TestEditingAnObservationCannotChangeTheGame(t *testing.T) {
+	w := testutil.World(t, testutil.Config())
+	a := w.Agent("a1")
+	obs := w.Observe(a)
+	obs.AvailableRecipes["meal"].Inputs["berry"] = 0
+	obs.Objective.SuccessMetrics["resources_collected"] = world.MetricTarget{Target: 0}
+	obs.Inventory["gold"] = 99
+	require.Equal(t, 2, w.Recipe("meal").Inputs["berry"])
+	require.Equal(t, 2.0, w.Objective().SuccessMetrics["resources_collected"].Target)
+	require.Zero(t, a.Inventory["gold"])
+}
