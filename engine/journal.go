@@ -21,6 +21,7 @@ type JournalHeader struct {
 	Seed           uint64          `json:"seed"`
 	Agents         []string        `json:"agents"`
 	DecisionPeriod int             `json:"decision_period"`
+	TimeLimit      int             `json:"time_limit"` // ticks, after any --ticks override
 	InitialHash    string          `json:"initial_hash"`
 }
 

@@ -161,7 +161,7 @@ func (s *Scenario) validate() error {
 		claim(f, h.Name)
 		v.position(f+".position", h.Position, b)
 		if !(h.Radius > 0) || h.Radius > span {
-			v.add(f+".radius", fmt.Sprintf("must be between 0 and %g, got %g", span, h.Radius))
+			v.add(f+".radius", fmt.Sprintf("must be greater than 0 and at most %g, got %g", span, h.Radius))
 		}
 		if h.EntryDamage < 0 || h.DamagePerSecond < 0 || h.EntryDamage > maxAmount || h.DamagePerSecond > maxAmount {
 			v.add(f, fmt.Sprintf("entry_damage and damage_per_second must be between 0 and %g", maxAmount))
@@ -324,6 +324,9 @@ func (v *validator) clearOf(field string, p []float64, obstacles []ObstacleSpec)
 }
 
 func (v *validator) terrain(t TerrainSpec) {
+	if !finite(t.Base) || math.Abs(t.Base) > maxDistance {
+		v.add("terrain.base", fmt.Sprintf("must be between -%g and %g, got %g", maxDistance, maxDistance, t.Base))
+	}
 	if len(t.Heights) == 0 {
 		return
 	}

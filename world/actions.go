@@ -271,7 +271,7 @@ func (w *World) SendMessage(a *Agent, target, content string) ActionResult {
 		// revealed: out of range, the message is simply not delivered.
 		to := w.agentByID[target]
 		if to == nil || !to.Alive {
-			return Fail(tool, CodeNotFound, "No living agent named '%s'%s", truncate(target), w.suggestAgent(target))
+			return Fail(tool, CodeNotFound, "No living agent named '%s'%s", truncate(target), w.suggestAgent(a, target))
 		}
 		if to == a {
 			return Fail(tool, CodeInvalidParams, "an agent cannot send a message to itself")
@@ -327,9 +327,15 @@ func (w *World) suggest(a *Agent, name string, kind entityKind) string {
 	return ""
 }
 
-// suggestAgent suggests among the living agents' ids, which are public.
-func (w *World) suggestAgent(name string) string {
-	if best := fuzzy.Closest(name, w.roster()); best != "" {
+// suggestAgent suggests among the other living agents' ids, which are public.
+func (w *World) suggestAgent(a *Agent, name string) string {
+	others := make([]string, 0, len(w.roster()))
+	for _, id := range w.roster() {
+		if id != a.ID {
+			others = append(others, id)
+		}
+	}
+	if best := fuzzy.Closest(name, others); best != "" {
 		return fmt.Sprintf("; did you mean '%s'?", best)
 	}
 	return ""

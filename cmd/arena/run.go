@@ -61,7 +61,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	journalPath := filepath.Join(dir, "journal.jsonl")
 	j, err := engine.CreateJournal(journalPath, engine.JournalHeader{
 		Scenario: sc.Name, ScenarioFile: json.RawMessage(compactJSON(sc.Raw)), Seed: *seed, Agents: ids,
-		DecisionPeriod: sc.Limits.DecisionPeriod, InitialHash: world.FormatHash(w.StateHash()),
+		DecisionPeriod: sc.Limits.DecisionPeriod, TimeLimit: w.Objective().TimeLimit, InitialHash: world.FormatHash(w.StateHash()),
 	})
 	if err != nil {
 		return err
