@@ -36,8 +36,8 @@ echo "== go test"
 go test -count=1 ./...
 
 if command -v gcc >/dev/null 2>&1; then
-  echo "== go test -race (world, engine, tools)"
-  CGO_ENABLED=1 go test -count=1 -race ./world ./engine ./tools
+  echo "== go test -race"
+  CGO_ENABLED=1 go test -count=1 -race ./...
 fi
 
 echo "== fuzz smoke (decoders)"
