@@ -43,6 +43,8 @@ fi
 echo "== fuzz smoke (decoders)"
 go test -run '^$' -fuzz '^FuzzParse$' -fuzztime 10s ./scenarios
 go test -run '^$' -fuzz '^FuzzValidate$' -fuzztime 10s ./tools
+go test -run '^$' -fuzz '^FuzzReadFrame$' -fuzztime 10s ./ipc
+go test -run '^$' -fuzz '^FuzzDecode$' -fuzztime 10s ./ipc
 
 echo "== main job"
 go run ./cmd/arena run --scenario foraging --seed 1 --out "$(mktemp -d)" --quiet

@@ -1,0 +1,116 @@
+package ipc
+
+import (
+	"github.com/arena-sim/arena/tools"
+	"github.com/arena-sim/arena/world"
+	"github.com/fxamacker/cbor/v2"
+)
+
+// ProtocolVersion is the version of the wire protocol this package speaks.
+const ProtocolVersion = 1
+
+// Client → server messages.
+
+// Hello opens a session.
+type Hello struct {
+	Type     string `cbor:"type"`
+	Protocol int    `cbor:"protocol"`
+	Role     string `cbor:"role"` // "agent" or "spectator"
+	Agent    string `cbor:"agent,omitempty"`
+	Token    string `cbor:"token,omitempty"`
+	Name     string `cbor:"name,omitempty"`
+	SDK      string `cbor:"sdk,omitempty"`
+}
+
+// Decision answers the observation of Tick.
+type Decision struct {
+	Type      string         `cbor:"type"`
+	Tick      int64          `cbor:"tick"`
+	Tool      string         `cbor:"tool"`
+	Params    map[string]any `cbor:"params,omitempty"`
+	Reasoning string         `cbor:"reasoning,omitempty"`
+}
+
+// Query calls a query tool mid-turn. ID is echoed in the result; it may be any
+// CBOR value the client likes (an integer or a string, usually).
+type Query struct {
+	Type   string          `cbor:"type"`
+	ID     cbor.RawMessage `cbor:"id"`
+	Tool   string          `cbor:"tool"`
+	Params map[string]any  `cbor:"params,omitempty"`
+}
+
+// Ping asks for a Pong with the same ID.
+type Ping struct {
+	Type string          `cbor:"type"`
+	ID   cbor.RawMessage `cbor:"id,omitempty"`
+}
+
+// Bye closes the session cleanly.
+type Bye struct {
+	Type string `cbor:"type"`
+}
+
+// Control is a spectator's request: pause, resume, step or speed.
+type Control struct {
+	Type    string  `cbor:"type"`
+	Command string  `cbor:"command"`
+	Value   float64 `cbor:"value,omitempty"`
+}
+
+// Server → client messages.
+
+// Welcome accepts a Hello.
+type Welcome struct {
+	Type              string          `cbor:"type"`
+	Protocol          int             `cbor:"protocol"`
+	Session           string          `cbor:"session"`
+	AgentID           string          `cbor:"agent_id,omitempty"`
+	Team              string          `cbor:"team,omitempty"`
+	Scenario          string          `cbor:"scenario"`
+	Episode           int             `cbor:"episode"`
+	Seed              uint64          `cbor:"seed"`
+	Tick              int             `cbor:"tick"`
+	TickRate          float64         `cbor:"tick_rate"`
+	Mode              string          `cbor:"mode"`
+	DecisionTimeoutMS int             `cbor:"decision_timeout_ms"`
+	Tools             []tools.Spec    `cbor:"tools"`
+	Objective         world.Objective `cbor:"objective"`
+}
+
+// ObservationMsg carries an agent's observation at a decision point.
+type ObservationMsg struct {
+	Type        string             `cbor:"type"`
+	Tick        int                `cbor:"tick"`
+	DeadlineMS  int                `cbor:"deadline_ms,omitempty"`
+	Observation *world.Observation `cbor:"observation"`
+}
+
+// Result answers a Query.
+type Result struct {
+	Type         string          `cbor:"type"`
+	ID           cbor.RawMessage `cbor:"id"`
+	Success      bool            `cbor:"success"`
+	Data         map[string]any  `cbor:"data,omitempty"`
+	ErrorCode    string          `cbor:"error_code,omitempty"`
+	ErrorMessage string          `cbor:"error_message,omitempty"`
+}
+
+// Pong answers a Ping.
+type Pong struct {
+	Type string          `cbor:"type"`
+	ID   cbor.RawMessage `cbor:"id,omitempty"`
+}
+
+// ErrorMsg reports a protocol error; Fatal ones are followed by close.
+type ErrorMsg struct {
+	Type    string `cbor:"type"`
+	Code    string `cbor:"code"`
+	Message string `cbor:"message"`
+	Fatal   bool   `cbor:"fatal"`
+}
+
+// NewError builds the error message for a protocol error.
+func NewError(e *ProtocolError) ErrorMsg {
+	return ErrorMsg{Type: "error", Code: e.Code, Message: e.Message, Fatal: e.Fatal}
+}
