@@ -1,0 +1,348 @@
+package ipc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+)
+
+// ConnOptions tune a connection. Zero fields take the defaults in brackets.
+type ConnOptions struct {
+	MaxFrame     int           // largest accepted frame [DefaultMaxFrame]
+	IdleTimeout  time.Duration // a client silent this long is dropped; pings keep it alive [30s]
+	WriteTimeout time.Duration // one frame must be written within this [10s]
+	// QueueSize bounds the messages waiting to be written (results, errors,
+	// welcomes...). A client whose queue fills up is disconnected with
+	// SLOW_CONSUMER [64].
+	QueueSize int
+	// MaxSkipped is how many observations in a row may be replaced by a newer
+	// one before the client is disconnected with SLOW_CONSUMER [8].
+	MaxSkipped int
+}
+
+func (o ConnOptions) withDefaults() ConnOptions {
+	if o.MaxFrame <= 0 {
+		o.MaxFrame = DefaultMaxFrame
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = 30 * time.Second
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = 10 * time.Second
+	}
+	if o.QueueSize <= 0 {
+		o.QueueSize = 64
+	}
+	if o.MaxSkipped <= 0 {
+		o.MaxSkipped = 8
+	}
+	return o
+}
+
+// Incoming is one decoded client message, or the end of its connection (Msg nil,
+// Err set), as the reader goroutine hands it to whoever owns the game.
+type Incoming struct {
+	Conn *Conn
+	Msg  any
+	Err  error
+}
+
+// Conn is one client connection. A reader goroutine decodes frames and hands
+// messages to the inbox; a writer goroutine writes what Send and SendLatest
+// queue. Neither touches game state: they only move messages. Ping is
+// answered by the reader directly. Protocol errors in what the client sends
+// are answered with an error message; fatal ones close the connection.
+type Conn struct {
+	nc    net.Conn
+	codec *Codec
+	opt   ConnOptions
+	inbox chan<- Incoming
+
+	mu      sync.Mutex
+	queue   [][]byte // frames in order
+	latest  []byte   // the newest unsent observation frame, if any
+	skipped int      // observations replaced before being sent, in a row
+	closing bool
+	wake    chan struct{}
+	done    chan struct{}
+	closeMu sync.Once
+	err     error
+}
+
+// NewConn starts the reader and writer goroutines of a connection. Messages go
+// to inbox; the connection's end is reported there too.
+func NewConn(nc net.Conn, codec *Codec, opt ConnOptions, inbox chan<- Incoming) *Conn {
+	c := &Conn{nc: nc, codec: codec, opt: opt.withDefaults(), inbox: inbox,
+		wake: make(chan struct{}, 1), done: make(chan struct{})}
+	go c.readLoop()
+	go c.writeLoop()
+	return c
+}
+
+// RemoteAddr is the client's address.
+func (c *Conn) RemoteAddr() net.Addr { return c.nc.RemoteAddr() }
+
+// Done is closed when the connection has ended.
+func (c *Conn) Done() <-chan struct{} { return c.done }
+
+// Err is why the connection ended, once Done is closed.
+func (c *Conn) Err() error {
+	<-c.done
+	return c.err
+}
+
+// Send queues a message. It never blocks: a full queue disconnects the client
+// with SLOW_CONSUMER and Send reports it.
+func (c *Conn) Send(msg any) error {
+	b, err := c.codec.Marshal(msg)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	if c.closing {
+		c.mu.Unlock()
+		return net.ErrClosed
+	}
+	if len(c.queue) >= c.opt.QueueSize {
+		c.mu.Unlock()
+		c.fail(&ProtocolError{Code: CodeSlowConsumer, Fatal: true, Message: fmt.Sprintf("%d messages were waiting to be sent", c.opt.QueueSize)})
+		return errSlow
+	}
+	c.queue = append(c.queue, AppendFrame(nil, b))
+	c.mu.Unlock()
+	c.signal()
+	return nil
+}
+
+// SendLatest queues an observation. An older one not yet written is replaced:
+// a client that falls behind gets the newest observation, not a backlog. One
+// that stays behind (MaxSkipped replacements in a row) is disconnected with
+// SLOW_CONSUMER.
+func (c *Conn) SendLatest(msg any) error {
+	b, err := c.codec.Marshal(msg)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	if c.closing {
+		c.mu.Unlock()
+		return net.ErrClosed
+	}
+	if c.latest != nil {
+		c.skipped++
+		if c.skipped >= c.opt.MaxSkipped {
+			c.mu.Unlock()
+			c.fail(&ProtocolError{Code: CodeSlowConsumer, Fatal: true, Message: fmt.Sprintf("%d observations in a row were replaced before they could be sent", c.skipped)})
+			return errSlow
+		}
+	}
+	c.latest = AppendFrame(nil, b)
+	c.mu.Unlock()
+	c.signal()
+	return nil
+}
+
+var errSlow = errors.New("client too slow: disconnected with " + CodeSlowConsumer)
+
+func (c *Conn) signal() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Close sends nothing more and closes the connection once what is queued has
+// been written (or the write timeout has passed).
+func (c *Conn) Close() {
+	c.mu.Lock()
+	c.closing = true
+	c.mu.Unlock()
+	c.signal()
+}
+
+// fail sends a fatal error (best effort, past any queue) and closes.
+func (c *Conn) fail(pe *ProtocolError) {
+	c.mu.Lock()
+	if !c.closing {
+		if b, err := c.codec.Marshal(NewError(pe)); err == nil {
+			c.queue = append(c.queue, AppendFrame(nil, b))
+		}
+		c.latest = nil
+		c.closing = true
+	}
+	c.mu.Unlock()
+	c.setErr(pe)
+	c.signal()
+}
+
+func (c *Conn) setErr(err error) {
+	c.mu.Lock()
+	if c.err == nil {
+		c.err = err
+	}
+	c.mu.Unlock()
+}
+
+func (c *Conn) shutdown() {
+	c.closeMu.Do(func() {
+		c.nc.Close()
+		close(c.done)
+	})
+}
+
+func (c *Conn) writeLoop() {
+	defer c.shutdown()
+	for {
+		c.mu.Lock()
+		var frame []byte
+		obs := false
+		switch {
+		case len(c.queue) > 0:
+			frame = c.queue[0]
+			c.queue = c.queue[1:]
+		case c.latest != nil:
+			frame, c.latest, obs = c.latest, nil, true
+		}
+		closing := c.closing
+		c.mu.Unlock()
+		if frame == nil {
+			if closing {
+				return
+			}
+			select {
+			case <-c.wake:
+			case <-c.done:
+				return
+			}
+			continue
+		}
+		c.nc.SetWriteDeadline(time.Now().Add(c.opt.WriteTimeout))
+		if _, err := c.nc.Write(frame); err != nil {
+			c.setErr(fmt.Errorf("write to %s: %w", c.nc.RemoteAddr(), err))
+			return
+		}
+		if obs {
+			c.mu.Lock()
+			c.skipped = 0
+			c.mu.Unlock()
+		}
+	}
+}
+
+func (c *Conn) readLoop() {
+	var buf []byte
+	for {
+		c.nc.SetReadDeadline(time.Now().Add(c.opt.IdleTimeout))
+		frame, err := ReadFrame(c.nc, c.opt.MaxFrame, buf)
+		if err != nil {
+			var pe *ProtocolError
+			if errors.As(err, &pe) && !pe.Fatal {
+				c.Send(NewError(pe))
+				continue
+			}
+			if errors.As(err, &pe) {
+				c.fail(pe)
+			} else if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+				c.setErr(fmt.Errorf("read from %s: %w", c.nc.RemoteAddr(), err))
+			}
+			break
+		}
+		buf = frame
+		msg, err := c.codec.Decode(frame)
+		if err != nil {
+			var pe *ProtocolError
+			if errors.As(err, &pe) {
+				c.Send(NewError(pe))
+				continue
+			}
+			slog.Warn("decode", "remote", c.nc.RemoteAddr(), "err", err)
+			continue
+		}
+		switch m := msg.(type) {
+		case *Ping:
+			c.Send(Pong{Type: "pong", ID: m.ID})
+			continue
+		case *Bye:
+			c.Close()
+		}
+		select {
+		case c.inbox <- Incoming{Conn: c, Msg: msg}:
+		case <-c.done:
+			return
+		}
+		if _, bye := msg.(*Bye); bye {
+			break
+		}
+	}
+	c.Close()
+	<-c.done
+	select {
+	case c.inbox <- Incoming{Conn: c, Err: c.err}:
+	case <-time.After(time.Second):
+	}
+}
+
+// Listen opens a listener from an address "unix:PATH" or "tcp:HOST:PORT". A Unix
+// socket is created with mode 0600 (a stale socket file is replaced); TCP on
+// an empty host binds to loopback only.
+func Listen(ctx context.Context, addr string) (net.Listener, error) {
+	network, rest, ok := cut(addr)
+	if !ok {
+		return nil, fmt.Errorf("listen %q: want unix:PATH or tcp:HOST:PORT", addr)
+	}
+	var lc net.ListenConfig
+	switch network {
+	case "unix":
+		if rest == "" {
+			return nil, fmt.Errorf("listen %q: empty socket path", addr)
+		}
+		removeStaleSocket(rest)
+		l, err := listenUnix(ctx, &lc, rest)
+		if err != nil {
+			return nil, fmt.Errorf("listen %q: %w", addr, err)
+		}
+		return l, nil
+	case "tcp":
+		host, port, err := net.SplitHostPort(rest)
+		if err != nil {
+			return nil, fmt.Errorf("listen %q: %w", addr, err)
+		}
+		if host == "" {
+			host = "127.0.0.1"
+		}
+		l, err := lc.Listen(ctx, "tcp", net.JoinHostPort(host, port))
+		if err != nil {
+			return nil, fmt.Errorf("listen %q: %w", addr, err)
+		}
+		return l, nil
+	}
+	return nil, fmt.Errorf("listen %q: network %q is not unix or tcp", addr, network)
+}
+
+// Dial connects to "unix:PATH" or "tcp:HOST:PORT".
+func Dial(ctx context.Context, addr string) (net.Conn, error) {
+	network, rest, ok := cut(addr)
+	if !ok || (network != "unix" && network != "tcp") {
+		return nil, fmt.Errorf("dial %q: want unix:PATH or tcp:HOST:PORT", addr)
+	}
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, network, rest)
+	if err != nil {
+		return nil, fmt.Errorf("dial %q: %w", addr, err)
+	}
+	return nc, nil
+}
+
+func cut(addr string) (string, string, bool) {
+	for i := 0; i < len(addr); i++ {
+		if addr[i] == ':' {
+			return addr[:i], addr[i+1:], true
+		}
+	}
+	return "", "", false
+}
