@@ -20,13 +20,40 @@ type Controller interface {
 	Decide(ctx context.Context, obs *world.Observation) world.Decision
 }
 
+// Gatherer collects the decisions of one decision point. The runner calls it
+// on the world's own goroutine, with the observation of every living agent (nil
+// for dead ones), so it may read the world (to answer mid-turn queries, say)
+// while it waits. It fills decisions; an empty Tool means no decision.
+type Gatherer interface {
+	Gather(ctx context.Context, tick int, obs []*world.Observation, decisions []world.Decision) error
+}
+
+// Controllers is the Gatherer of in-process agents: each decides in turn.
+type Controllers map[string]Controller
+
+// Gather implements Gatherer.
+func (cs Controllers) Gather(ctx context.Context, _ int, obs []*world.Observation, decisions []world.Decision) error {
+	for i, o := range obs {
+		if o == nil {
+			continue
+		}
+		if c := cs[o.AgentID]; c != nil {
+			decisions[i] = c.Decide(ctx, o)
+		}
+	}
+	return nil
+}
+
 // Runner steps one episode. Set the fields, then call Run. Fields left zero take
 // defaults: DecisionPeriod 1, MaxTicks the objective's time limit (or 1000).
 type Runner struct {
 	World *world.World
 	Tools *tools.Registry
-	// Controllers by agent id. An agent without one idles.
-	Controllers    map[string]Controller
+	// Controllers by agent id. An agent without one idles. Ignored when
+	// Gatherer is set.
+	Controllers map[string]Controller
+	// Gatherer, when set, collects every decision point's decisions.
+	Gatherer       Gatherer
 	DecisionPeriod int
 	MaxTicks       int
 	// Journal, when set, records every tick.
@@ -35,6 +62,7 @@ type Runner struct {
 	OnTick func(tick int)
 
 	obs       map[string]*world.Observation
+	obsList   []*world.Observation
 	order     []int
 	decisions []world.Decision
 	rng       *rand.Rand
@@ -54,6 +82,7 @@ type DecisionEntry struct {
 	Tool      string             `json:"tool"`
 	Params    map[string]any     `json:"params,omitempty"`
 	Reasoning string             `json:"reasoning,omitempty"`
+	TimedOut  bool               `json:"timed_out,omitempty"`
 	Result    world.ActionResult `json:"result"`
 }
 
@@ -121,19 +150,27 @@ func (r *Runner) step(ctx context.Context, period int) (TickRecord, error) {
 		decisions := r.decisions[:0]
 		decisions = append(decisions, make([]world.Decision, len(agents))...)
 		r.decisions = decisions
-		for i, a := range agents {
-			ctrl := r.Controllers[a.ID]
-			if ctrl == nil || !a.Alive {
-				decisions[i] = world.Decision{}
+		obs := r.obsList[:0]
+		for _, a := range agents {
+			if !a.Alive {
+				obs = append(obs, nil)
 				continue
 			}
-			obs := r.obs[a.ID]
-			if obs == nil {
-				obs = &world.Observation{}
-				r.obs[a.ID] = obs
+			o := r.obs[a.ID]
+			if o == nil {
+				o = &world.Observation{}
+				r.obs[a.ID] = o
 			}
-			w.ObserveInto(a, obs)
-			decisions[i] = ctrl.Decide(ctx, obs)
+			w.ObserveInto(a, o)
+			obs = append(obs, o)
+		}
+		r.obsList = obs
+		g := r.Gatherer
+		if g == nil {
+			g = Controllers(r.Controllers)
+		}
+		if err := g.Gather(ctx, tick, obs, decisions); err != nil {
+			return rec, fmt.Errorf("gather decisions at tick %d: %w", tick, err)
 		}
 		// Apply in a seeded random order, so that no agent always wins a race
 		// for the same resource, and replays apply them the same way.
@@ -149,7 +186,8 @@ func (r *Runner) step(ctx context.Context, period int) (TickRecord, error) {
 			}
 			res := r.Tools.Decide(w, agents[i].ID, tick, d)
 			if r.Journal != nil {
-				rec.Decisions = append(rec.Decisions, DecisionEntry{Agent: agents[i].ID, Tool: d.Tool, Params: d.Params, Reasoning: d.Reasoning, Result: res})
+				rec.Decisions = append(rec.Decisions, DecisionEntry{Agent: agents[i].ID, Tool: d.Tool, Params: d.Params,
+					Reasoning: d.Reasoning, TimedOut: d.TimedOut, Result: res})
 			}
 		}
 	}

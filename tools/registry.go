@@ -179,6 +179,9 @@ func (r *Registry) Decide(w *world.World, agentID string, obsTick int, d world.D
 		w.BeginDecision(a)
 	}
 	res := r.Execute(w, agentID, d.Tool, d.Params, false)
+	if d.TimedOut && res.ErrorCode == "" {
+		res = world.Fail(d.Tool, world.CodeTimeout, "no decision arrived before the deadline; the agent idled this tick")
+	}
 	res.Tick = obsTick
 	if a != nil {
 		w.RecordResult(a, res)

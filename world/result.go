@@ -47,6 +47,9 @@ type Decision struct {
 	Tool      string         `json:"tool"`
 	Params    map[string]any `json:"params,omitempty"`
 	Reasoning string         `json:"reasoning,omitempty"`
+	// TimedOut marks the idle a lockstep server gives an agent that did not
+	// decide in time; the agent's next observation reports TIMEOUT.
+	TimedOut bool `json:"timed_out,omitempty"`
 }
 
 // Idle is the decision to do nothing this tick.

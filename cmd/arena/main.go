@@ -24,6 +24,11 @@ Usage:
   arena run --scenario NAME|FILE [--agents N] [--seed S] [--ticks T] [--out DIR] [--quiet]
       Run a scenario headless with built-in agents, as fast as possible; print a
       results table and write DIR/results.json and DIR/journal.jsonl.
+  arena serve --scenario NAME|FILE [--listen unix:PATH]... [--listen tcp:HOST:PORT]...
+              [--mode lockstep|realtime] [--tick-rate HZ] [--agents N] [--bots K]
+              [--tokens FILE] [--seed S] [--ticks T] [--out DIR] [--start-after D]
+      Serve the scenario to external agents over the CBOR socket protocol
+      (docs/protocol.md); built-in bots fill K slots.
   arena scenarios
       List the built-in scenarios.
   arena tools [--scenario NAME|FILE] [--format text|json|openai]
@@ -60,6 +65,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdTools(args[1:], stdout)
 	case "bench":
 		return cmdBench(ctx, args[1:], stdout)
+	case "serve":
+		return cmdServe(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/arena-sim/arena/engine"
+	"github.com/arena-sim/arena/ipc"
+	"github.com/arena-sim/arena/scenarios"
+	"github.com/arena-sim/arena/server"
+	"github.com/arena-sim/arena/world"
+)
+
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("serve", stderr)
+	scenario := fs.String("scenario", "foraging", "built-in scenario name or path to a scenario file")
+	var listens listFlag
+	fs.Var(&listens, "listen", "unix:PATH or tcp:HOST:PORT (repeatable; TCP binds to loopback when HOST is empty) (default unix:arena.sock)")
+	mode := fs.String("mode", "lockstep", "lockstep or realtime")
+	tickRate := fs.Float64("tick-rate", 0, "ticks per second in realtime mode (default: the scenario's)")
+	agents := fs.Int("agents", 0, "number of agent slots (default: the scenario's)")
+	botCount := fs.Int("bots", 0, "give the last K slots to the scenario's built-in bot")
+	tokens := fs.String("tokens", "", "JSON file of slot id → token; every hello must then carry its token")
+	seed := fs.Uint64("seed", 1, "seed of the world and the built-in bots")
+	ticks := fs.Int("ticks", 0, "end the episode after this many ticks, replacing the scenario's time limit")
+	out := fs.String("out", "", "output folder for results.json and journal.jsonl (default runs/SCENARIO-seedS)")
+	startAfter := fs.Duration("start-after", 0, "start even if not every slot is connected after this long (default: wait)")
+	timeout := fs.Duration("decision-timeout", 5*time.Second, "lockstep: how long to wait for each decision")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("serve: unexpected argument %q", fs.Arg(0))
+	}
+	if len(listens) == 0 {
+		listens = listFlag{"unix:arena.sock"}
+	}
+	sc, err := scenarios.Load(*scenario)
+	if err != nil {
+		return err
+	}
+	var tok map[string]string
+	if *tokens != "" {
+		b, err := os.ReadFile(*tokens)
+		if err != nil {
+			return fmt.Errorf("serve: read tokens: %w", err)
+		}
+		if err := json.Unmarshal(b, &tok); err != nil {
+			return fmt.Errorf("serve: tokens file %s: want a JSON object of slot id → token: %w", *tokens, err)
+		}
+	}
+	dir := *out
+	if dir == "" {
+		dir = filepath.Join("runs", fmt.Sprintf("%s-seed%d", sc.Name, *seed))
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create output folder: %w", err)
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	srv, err := server.New(server.Options{Scenario: sc, Seed: *seed, Agents: *agents, Bots: *botCount, Mode: *mode,
+		TickRate: *tickRate, DecisionTimeout: *timeout, StartAfter: *startAfter, Tokens: tok, Ticks: *ticks, Log: logger})
+	if err != nil {
+		return err
+	}
+	w := srv.World()
+	var ids []string
+	for _, a := range w.Agents() {
+		ids = append(ids, a.ID)
+	}
+	journalPath := filepath.Join(dir, "journal.jsonl")
+	j, err := engine.CreateJournal(journalPath, engine.JournalHeader{Scenario: sc.Name, ScenarioFile: json.RawMessage(compactJSON(sc.Raw)),
+		Seed: *seed, Agents: ids, DecisionPeriod: sc.Limits.DecisionPeriod, TimeLimit: w.Objective().TimeLimit,
+		InitialHash: world.FormatHash(w.StateHash())})
+	if err != nil {
+		return err
+	}
+	srv.SetJournal(j)
+	var ls []net.Listener
+	for _, addr := range listens {
+		l, err := ipc.Listen(ctx, addr)
+		if err != nil {
+			for _, l := range ls {
+				l.Close()
+			}
+			j.Close()
+			return err
+		}
+		ls = append(ls, l)
+		logger.Info("listening", "addr", addr)
+	}
+	res, runErr := srv.Serve(ctx, ls...)
+	if err := j.Close(); err != nil && runErr == nil {
+		runErr = err
+	}
+	if runErr != nil {
+		return runErr
+	}
+	resultsPath := filepath.Join(dir, "results.json")
+	if err := res.WriteJSON(resultsPath); err != nil {
+		return err
+	}
+	printResults(stdout, res)
+	fmt.Fprintf(stdout, "\nended: %s after %d ticks\nfinal state hash: %s\nresults: %s\njournal: %s\n", res.EndReason, res.Ticks, res.FinalStateHash, resultsPath, journalPath)
+	return nil
+}
