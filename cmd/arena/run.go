@@ -54,15 +54,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	ids := make([]string, 0, len(w.Agents()))
-	for _, a := range w.Agents() {
-		ids = append(ids, a.ID)
-	}
-	journalPath := filepath.Join(dir, "journal.jsonl")
-	j, err := engine.CreateJournal(journalPath, engine.JournalHeader{
-		Scenario: sc.Name, ScenarioFile: json.RawMessage(compactJSON(sc.Raw)), Seed: *seed, Agents: ids,
-		DecisionPeriod: sc.Limits.DecisionPeriod, TimeLimit: w.Objective().TimeLimit, InitialHash: world.FormatHash(w.StateHash()),
-	})
+	j, journalPath, err := createJournal(dir, sc, w, *seed)
 	if err != nil {
 		return err
 	}
@@ -73,21 +65,15 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	prog := newProgress(stderr, maxTicks, *quiet)
 	if !*quiet {
 		fmt.Fprintf(stderr, "arena: %s, seed %d, %d agents (%s), up to %d ticks at %g ticks/s simulated\n",
-			sc.Name, *seed, len(ids), sc.Agents.Bot, maxTicks, w.TickRate())
+			sc.Name, *seed, len(w.Agents()), sc.Agents.Bot, maxTicks, w.TickRate())
 	}
 	r := &engine.Runner{World: w, Controllers: ctrls, DecisionPeriod: sc.Limits.DecisionPeriod, MaxTicks: maxTicks, Journal: j, OnTick: prog.update}
 	start := time.Now()
 	res, runErr := r.Run(ctx)
 	elapsed := time.Since(start)
 	prog.done()
-	if err := j.Close(); err != nil && runErr == nil {
-		runErr = err
-	}
-	if runErr != nil {
-		return runErr
-	}
-	resultsPath := filepath.Join(dir, "results.json")
-	if err := res.WriteJSON(resultsPath); err != nil {
+	resultsPath, err := finishRun(dir, j, res, runErr)
+	if err != nil {
 		return err
 	}
 	printResults(stdout, res)
@@ -97,6 +83,32 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fmt.Fprintf(stdout, "final state hash: %s\nresults: %s\njournal: %s\n", res.FinalStateHash, resultsPath, journalPath)
 	}
 	return nil
+}
+
+// createJournal opens DIR/journal.jsonl with a header describing the world.
+func createJournal(dir string, sc *scenarios.Scenario, w *world.World, seed uint64) (*engine.Journal, string, error) {
+	ids := make([]string, 0, len(w.Agents()))
+	for _, a := range w.Agents() {
+		ids = append(ids, a.ID)
+	}
+	path := filepath.Join(dir, "journal.jsonl")
+	j, err := engine.CreateJournal(path, engine.JournalHeader{
+		Scenario: sc.Name, ScenarioFile: json.RawMessage(compactJSON(sc.Raw)), Seed: seed, Agents: ids,
+		DecisionPeriod: sc.Limits.DecisionPeriod, TimeLimit: w.Objective().TimeLimit, InitialHash: world.FormatHash(w.StateHash()),
+	})
+	return j, path, err
+}
+
+// finishRun closes the journal and writes DIR/results.json, returning its path.
+func finishRun(dir string, j *engine.Journal, res *engine.Results, runErr error) (string, error) {
+	if err := j.Close(); err != nil && runErr == nil {
+		runErr = err
+	}
+	if runErr != nil {
+		return "", runErr
+	}
+	path := filepath.Join(dir, "results.json")
+	return path, res.WriteJSON(path)
 }
 
 // builtinControllers gives every agent of the world the scenario's built-in bot.

@@ -12,11 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/arena-sim/arena/engine"
 	"github.com/arena-sim/arena/ipc"
 	"github.com/arena-sim/arena/scenarios"
 	"github.com/arena-sim/arena/server"
-	"github.com/arena-sim/arena/world"
 )
 
 type listFlag []string
@@ -75,15 +73,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	w := srv.World()
-	var ids []string
-	for _, a := range w.Agents() {
-		ids = append(ids, a.ID)
-	}
-	journalPath := filepath.Join(dir, "journal.jsonl")
-	j, err := engine.CreateJournal(journalPath, engine.JournalHeader{Scenario: sc.Name, ScenarioFile: json.RawMessage(compactJSON(sc.Raw)),
-		Seed: *seed, Agents: ids, DecisionPeriod: sc.Limits.DecisionPeriod, TimeLimit: w.Objective().TimeLimit,
-		InitialHash: world.FormatHash(w.StateHash())})
+	j, journalPath, err := createJournal(dir, sc, srv.World(), *seed)
 	if err != nil {
 		return err
 	}
@@ -102,14 +92,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		logger.Info("listening", "addr", addr)
 	}
 	res, runErr := srv.Serve(ctx, ls...)
-	if err := j.Close(); err != nil && runErr == nil {
-		runErr = err
-	}
-	if runErr != nil {
-		return runErr
-	}
-	resultsPath := filepath.Join(dir, "results.json")
-	if err := res.WriteJSON(resultsPath); err != nil {
+	resultsPath, err := finishRun(dir, j, res, runErr)
+	if err != nil {
 		return err
 	}
 	printResults(stdout, res)
