@@ -81,7 +81,7 @@ func TestDecodeClientMessages(t *testing.T) {
 		"params": map[string]any{"target": []any{1.5, 0, -2}, "speed": 1}, "reasoning": "go"}))
 	require.NoError(t, err)
 	d := m.(*ipc.Decision)
-	require.Equal(t, int64(7), d.Tick)
+	require.Equal(t, 7.0, d.Tick)
 	require.Equal(t, "move_to", d.Tool)
 	require.Equal(t, []any{1.5, uint64(0), int64(-2)}, d.Params["target"])
 
@@ -135,7 +135,7 @@ func TestMalformedMessagesAreBadMessage(t *testing.T) {
 	b, err := cbor.Marshal(map[string]any{"type": "decision", "tick": "seven", "tool": "idle"})
 	require.NoError(t, err)
 	_, err = c.Decode(b)
-	requireProtocolError(t, err, ipc.CodeBadMessage, false, `field "tick" must be an integer, got CBOR UTF-8 text string`)
+	requireProtocolError(t, err, ipc.CodeBadMessage, false, `field "tick" must be a number, got CBOR UTF-8 text string`)
 }
 
 func TestEncodingIsCoreDeterministic(t *testing.T) {

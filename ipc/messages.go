@@ -13,8 +13,9 @@ const ProtocolVersion = 1
 
 // Hello opens a session.
 type Hello struct {
-	Type     string `cbor:"type"`
-	Protocol int    `cbor:"protocol"`
+	Type string `cbor:"type"`
+	// Protocol is a number (an integer, or a float that is one).
+	Protocol float64 `cbor:"protocol"`
 	Role     string `cbor:"role"` // "agent" or "spectator"
 	Agent    string `cbor:"agent,omitempty"`
 	Token    string `cbor:"token,omitempty"`
@@ -25,7 +26,7 @@ type Hello struct {
 // Decision answers the observation of Tick.
 type Decision struct {
 	Type      string         `cbor:"type"`
-	Tick      int64          `cbor:"tick"`
+	Tick      float64        `cbor:"tick"` // a whole number; integers and floats are both accepted
 	Tool      string         `cbor:"tool"`
 	Params    map[string]any `cbor:"params,omitempty"`
 	Reasoning string         `cbor:"reasoning,omitempty"`

@@ -3,6 +3,7 @@ package server
 import (
 	"crypto/subtle"
 	"fmt"
+	"math"
 
 	"github.com/arena-sim/arena/engine"
 	"github.com/arena-sim/arena/ipc"
@@ -93,7 +94,7 @@ func (s *Server) hello(sess *session, h *ipc.Hello) {
 	}
 	if h.Protocol != ipc.ProtocolVersion {
 		s.fail(c, &ipc.ProtocolError{Code: ipc.CodeUnsupportedProtocol, Fatal: true,
-			Message: fmt.Sprintf("protocol %d is not supported; this server speaks %d", h.Protocol, ipc.ProtocolVersion)})
+			Message: fmt.Sprintf("protocol %v is not supported; this server speaks %d", h.Protocol, ipc.ProtocolVersion)})
 		return
 	}
 	switch h.Role {
@@ -157,7 +158,7 @@ func (s *Server) hello(sess *session, h *ipc.Hello) {
 
 func (s *Server) welcome(sess *session, sl *slot) ipc.Welcome {
 	w := ipc.Welcome{Type: "welcome", Protocol: ipc.ProtocolVersion, Session: sess.id, Scenario: s.w.Name(),
-		Episode: 1, Seed: s.w.Seed(), Tick: s.w.Tick(), TickRate: s.w.TickRate(), Mode: s.opt.Mode,
+		Episode: 1, Seed: s.w.Seed(), Tick: s.w.Tick(), TickRate: s.tickRate(), Mode: s.opt.Mode,
 		DecisionTimeoutMS: int(s.opt.DecisionTimeout.Milliseconds()), Tools: s.reg.Specs(), Objective: s.w.Objective()}
 	if sl != nil {
 		w.AgentID, w.Team = sl.id, sl.team
@@ -167,16 +168,26 @@ func (s *Server) welcome(sess *session, sl *slot) ipc.Welcome {
 
 func (s *Server) decide(sess *session, d *ipc.Decision) {
 	sl := sess.slot
+	if d.Tool == "" {
+		s.fail(sess.conn, protoErr(ipc.CodeBadMessage, "a decision needs a tool (use \"idle\" to take no new action)"))
+		return
+	}
+	if d.Tick != math.Trunc(d.Tick) || math.Abs(d.Tick) > 1<<53 {
+		s.fail(sess.conn, protoErr(ipc.CodeUnknownTick, "tick %v is not a tick number", d.Tick))
+		return
+	}
 	tick := int(d.Tick)
 	// Lockstep takes the decision for the observation just sent; real time
 	// also takes one for an earlier observation, applied at the next tick.
-	known := sl.sentTick >= 0 && int64(tick) == d.Tick && (tick == sl.sentTick ||
+	known := sl.sentTick >= 0 && (tick == sl.sentTick ||
 		(s.opt.Mode == "realtime" && tick < sl.sentTick && tick > sl.decidedTick))
 	switch {
-	case sl.decided || (tick <= sl.decidedTick && tick >= 0 && sl.sentTick >= 0 && tick <= sl.sentTick):
-		s.fail(sess.conn, protoErr(ipc.CodeDuplicateDecision, "a decision for tick %d was already received; the first one stands", d.Tick))
+	case tick == sl.sentTick && sl.decided, tick >= 0 && tick <= sl.decidedTick:
+		s.fail(sess.conn, protoErr(ipc.CodeDuplicateDecision, "a decision for tick %v was already received; the first one stands", d.Tick))
+	case !known && tick >= 0 && tick < sl.sentTick:
+		s.fail(sess.conn, protoErr(ipc.CodeUnknownTick, "the decision for tick %d arrived after the world moved on; answer the observation of tick %d", tick, sl.sentTick))
 	case !known:
-		s.fail(sess.conn, protoErr(ipc.CodeUnknownTick, "tick %d is not the tick of an observation you were sent (the latest is %d)", d.Tick, sl.sentTick))
+		s.fail(sess.conn, protoErr(ipc.CodeUnknownTick, "tick %v is not the tick of an observation you were sent (the latest is %d)", d.Tick, sl.sentTick))
 	default:
 		sl.decided, sl.decidedTick = true, tick
 		sl.decision = world.Decision{Tool: d.Tool, Params: d.Params, Reasoning: d.Reasoning}

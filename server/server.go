@@ -288,6 +288,15 @@ func (s *Server) Gather(ctx context.Context, tick int, obs []*world.Observation,
 	return nil
 }
 
+// tickRate is the wall-clock tick rate in real time (--tick-rate, else the
+// scenario's).
+func (s *Server) tickRate() float64 {
+	if s.opt.Mode == "realtime" && s.opt.TickRate > 0 {
+		return s.opt.TickRate
+	}
+	return s.w.TickRate()
+}
+
 func (s *Server) allDecided(obs []*world.Observation) bool {
 	for i, o := range obs {
 		sl := s.order[i]
@@ -304,11 +313,7 @@ func (s *Server) afterTick(ctx context.Context) {
 	s.sendFrames()
 	var until <-chan time.Time
 	if s.opt.Mode == "realtime" {
-		rate := s.opt.TickRate
-		if rate <= 0 {
-			rate = s.w.TickRate()
-		}
-		until = time.After(time.Duration(float64(time.Second) / rate))
+		until = time.After(time.Duration(float64(time.Second) / s.tickRate()))
 	}
 	for {
 		select {
