@@ -16,11 +16,11 @@ type Hello struct {
 	Type string `cbor:"type"`
 	// Protocol is a number (an integer, or a float that is one).
 	Protocol float64 `cbor:"protocol"`
-	Role     string `cbor:"role"` // "agent" or "spectator"
-	Agent    string `cbor:"agent,omitempty"`
-	Token    string `cbor:"token,omitempty"`
-	Name     string `cbor:"name,omitempty"`
-	SDK      string `cbor:"sdk,omitempty"`
+	Role     string  `cbor:"role"` // "agent" or "spectator"
+	Agent    string  `cbor:"agent,omitempty"`
+	Token    string  `cbor:"token,omitempty"`
+	Name     string  `cbor:"name,omitempty"`
+	SDK      string  `cbor:"sdk,omitempty"`
 }
 
 // Decision answers the observation of Tick.
