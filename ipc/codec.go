@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/arena-sim/arena/internal/fuzzy"
 	"github.com/fxamacker/cbor/v2"
 )
 
@@ -67,11 +68,6 @@ func (c *Codec) Marshal(v any) ([]byte, error) {
 	return b, nil
 }
 
-// envelope reads only the type of a message.
-type envelope struct {
-	Type string `cbor:"type"`
-}
-
 // Decode decodes one frame's payload into a client message: *Hello, *Decision,
 // *Query, *Ping, *Bye or *Control. Anything else is a non-fatal BAD_MESSAGE
 // that says what was wrong.
@@ -104,7 +100,7 @@ func (c *Codec) Decode(frame []byte) (any, error) {
 	case "control":
 		msg = &Control{}
 	default:
-		return nil, &ProtocolError{Code: CodeBadMessage, Message: fmt.Sprintf("unknown message type %q (hello, decision, query, ping, bye, control)", truncate(typ))}
+		return nil, &ProtocolError{Code: CodeBadMessage, Message: fmt.Sprintf("unknown message type %q (hello, decision, query, ping, bye, control)", fuzzy.Clip(typ))}
 	}
 	if err := c.dec.Unmarshal(frame, msg); err != nil {
 		return nil, badMessage(err)
@@ -148,11 +144,4 @@ func goTypeName(t string) string {
 		return "an array"
 	}
 	return t
-}
-
-func truncate(s string) string {
-	if r := []rune(s); len(r) > 64 {
-		return string(r[:64]) + "…"
-	}
-	return s
 }

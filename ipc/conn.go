@@ -99,24 +99,13 @@ func (c *Conn) Err() error {
 // Send queues a message. It never blocks: a full queue disconnects the client
 // with SLOW_CONSUMER and Send reports it.
 func (c *Conn) Send(msg any) error {
-	b, err := c.codec.Marshal(msg)
-	if err != nil {
-		return err
-	}
-	c.mu.Lock()
-	if c.closing {
-		c.mu.Unlock()
-		return net.ErrClosed
-	}
-	if len(c.queue) >= c.opt.QueueSize {
-		c.mu.Unlock()
-		c.fail(&ProtocolError{Code: CodeSlowConsumer, Fatal: true, Message: fmt.Sprintf("%d messages were waiting to be sent", c.opt.QueueSize)})
-		return errSlow
-	}
-	c.queue = append(c.queue, AppendFrame(nil, b))
-	c.mu.Unlock()
-	c.signal()
-	return nil
+	return c.enqueue(msg, func(frame []byte) string {
+		if len(c.queue) >= c.opt.QueueSize {
+			return fmt.Sprintf("%d messages were waiting to be sent", c.opt.QueueSize)
+		}
+		c.queue = append(c.queue, frame)
+		return ""
+	})
 }
 
 // SendLatest queues an observation. An older one not yet written is replaced:
@@ -124,6 +113,20 @@ func (c *Conn) Send(msg any) error {
 // that stays behind (MaxSkipped replacements in a row) is disconnected with
 // SLOW_CONSUMER.
 func (c *Conn) SendLatest(msg any) error {
+	return c.enqueue(msg, func(frame []byte) string {
+		if c.latest != nil {
+			if c.skipped++; c.skipped >= c.opt.MaxSkipped {
+				return fmt.Sprintf("%d observations in a row were replaced before they could be sent", c.skipped)
+			}
+		}
+		c.latest = frame
+		return ""
+	})
+}
+
+// enqueue encodes msg and, under the lock, lets put store its frame. put
+// returns why the client is too slow, or "" when the frame was stored.
+func (c *Conn) enqueue(msg any, put func(frame []byte) string) error {
 	b, err := c.codec.Marshal(msg)
 	if err != nil {
 		return err
@@ -133,16 +136,12 @@ func (c *Conn) SendLatest(msg any) error {
 		c.mu.Unlock()
 		return net.ErrClosed
 	}
-	if c.latest != nil {
-		c.skipped++
-		if c.skipped >= c.opt.MaxSkipped {
-			c.mu.Unlock()
-			c.fail(&ProtocolError{Code: CodeSlowConsumer, Fatal: true, Message: fmt.Sprintf("%d observations in a row were replaced before they could be sent", c.skipped)})
-			return errSlow
-		}
-	}
-	c.latest = AppendFrame(nil, b)
+	slow := put(AppendFrame(nil, b))
 	c.mu.Unlock()
+	if slow != "" {
+		c.fail(&ProtocolError{Code: CodeSlowConsumer, Fatal: true, Message: slow})
+		return errSlow
+	}
 	c.signal()
 	return nil
 }

@@ -224,7 +224,6 @@ type absState struct {
 	g   float64
 	par int32
 	gen uint32
-	pos int32 // heap position while open; -1 once closed
 }
 
 func (s *absSearch) prepare(n int) {

@@ -2,9 +2,9 @@ package scenarios
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/arena-sim/arena/bots"
@@ -109,7 +109,7 @@ func (s *Scenario) validate() error {
 		if len(r.Inputs) == 0 {
 			v.add(f+".inputs", "must list at least one input")
 		}
-		for _, k := range sortedKeys(r.Inputs) {
+		for _, k := range slices.Sorted(maps.Keys(r.Inputs)) {
 			if r.Inputs[k] <= 0 {
 				v.add(f+".inputs."+k, fmt.Sprintf("must be a positive count, got %d", r.Inputs[k]))
 			}
@@ -385,13 +385,4 @@ func (v *validator) rules(r RulesSpec) {
 	if r.ClusterSize < 0 || (r.ClusterSize > 0 && r.ClusterSize < 4) {
 		v.add("rules.cluster_size", fmt.Sprintf("must be at least 4, got %d", r.ClusterSize))
 	}
-}
-
-func sortedKeys(m map[string]int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

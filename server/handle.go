@@ -221,10 +221,11 @@ func (s *Server) sendFrames() {
 	}
 	f := Frame{Type: "frame", Tick: s.w.Tick()}
 	for _, a := range s.w.Agents() {
+		// The agent's own state only: a full observation (perception and all)
+		// per agent per tick would cost more than the frame is worth.
 		score, _ := s.w.Score(a)
-		o := s.w.Observe(a)
-		f.Agents = append(f.Agents, FrameAgent{ID: a.ID, Team: a.Team, Position: o.Position, Facing: o.Facing,
-			Health: o.Health, Alive: a.Alive, Score: score, Action: o.CurrentAction})
+		f.Agents = append(f.Agents, FrameAgent{ID: a.ID, Team: a.Team, Position: a.Pos, Facing: a.Facing,
+			Health: a.Health, Alive: a.Alive, Score: score, Action: a.Action()})
 	}
 	for _, c := range spectators {
 		c.SendLatest(f)

@@ -246,3 +246,25 @@ func TestDecisionEdgeCases(t *testing.T) {
 	m, _ = c.recv()
 	require.Equal(t, world.CodeLimitExceeded, m["error_code"])
 }
+
+func TestSpectatorsGetAFrameEveryTick(t *testing.T) {
+	addr, _, cancel := start(t, server.Options{Seed: 1, Agents: 1, DecisionTimeout: 100 * time.Millisecond})
+	defer cancel()
+	spec := dial(t, addr)
+	spec.send(map[string]any{"type": "hello", "protocol": 1, "role": "spectator"})
+	m, _ := spec.recv()
+	require.Equal(t, "welcome", m["type"])
+	require.Nil(t, m["agent_id"], "a spectator plays no agent")
+	agent := dial(t, addr)
+	agent.send(map[string]any{"type": "hello", "protocol": 1, "role": "agent"})
+	m, _ = agent.recv()
+	require.Equal(t, "agent_001", m["agent_id"])
+	for ticks := 0; ticks < 2; {
+		m, _ = spec.recv()
+		require.Equal(t, "frame", m["type"])
+		agents := m["agents"].([]any)
+		require.Len(t, agents, 1)
+		require.Equal(t, "agent_001", agents[0].(map[any]any)["id"])
+		ticks++
+	}
+}

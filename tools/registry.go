@@ -136,7 +136,7 @@ func ForWorld(w *world.World) (*Registry, error) {
 func (r *Registry) Execute(w *world.World, agentID, name string, params map[string]any, asQuery bool) (res world.ActionResult) {
 	t, ok := r.byName[name]
 	if !ok {
-		return world.Fail(shorten(name), world.CodeUnknownTool, "Unknown tool '%s'%s; available tools: %s", shorten(name), r.suggest(name), strings.Join(r.names, ", "))
+		return world.Fail(fuzzy.Clip(name), world.CodeUnknownTool, "Unknown tool '%s'%s; available tools: %s", fuzzy.Clip(name), r.suggest(name), strings.Join(r.names, ", "))
 	}
 	if asQuery && !t.Query {
 		return world.Fail(name, world.CodeNotAQuery, "'%s' is an action and must be sent as a decision; query tools: %s", name, strings.Join(r.queryNames(), ", "))
@@ -197,14 +197,6 @@ func (r *Registry) queryNames() []string {
 		}
 	}
 	return q
-}
-
-// shorten keeps an unknown tool name an agent sent from being echoed in full.
-func shorten(name string) string {
-	if r := []rune(name); len(r) > 64 {
-		return string(r[:64]) + "…"
-	}
-	return name
 }
 
 func (r *Registry) suggest(name string) string {

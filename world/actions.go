@@ -2,7 +2,9 @@ package world
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -122,7 +124,7 @@ func (w *World) Craft(a *Agent, item, stationName string) ActionResult {
 	}
 	r := w.recipes[item]
 	if r == nil {
-		return Fail(tool, CodeNotFound, "Unknown recipe '%s'; known recipes: %s", truncate(item), listOrNone(w.recipeIDs))
+		return Fail(tool, CodeNotFound, "Unknown recipe '%s'; known recipes: %s", fuzzy.Clip(item), listOrNone(w.recipeIDs))
 	}
 	idx, res, ok := w.lookup(a, tool, stationName, kindStation)
 	if !ok {
@@ -236,7 +238,7 @@ func (w *World) QueryInventory(a *Agent) (*InventoryDetails, ActionResult) {
 		return nil, res
 	}
 	d := &InventoryDetails{Capacity: a.Capacity, Used: a.InventoryCount(), Items: []InventoryItem{}}
-	for _, k := range sortedKeys(a.Inventory) {
+	for _, k := range slices.Sorted(maps.Keys(a.Inventory)) {
 		d.Items = append(d.Items, InventoryItem{Name: k, Count: a.Inventory[k], Type: w.ItemType(k)})
 	}
 	return d, OK(tool, map[string]any{"used": d.Used, "capacity": d.Capacity})
@@ -271,7 +273,7 @@ func (w *World) SendMessage(a *Agent, target, content string) ActionResult {
 		// revealed: out of range, the message is simply not delivered.
 		to := w.agentByID[target]
 		if to == nil || !to.Alive {
-			return Fail(tool, CodeNotFound, "No living agent named '%s'%s", truncate(target), w.suggestAgent(a, target))
+			return Fail(tool, CodeNotFound, "No living agent named '%s'%s", fuzzy.Clip(target), w.suggestAgent(a, target))
 		}
 		if to == a {
 			return Fail(tool, CodeInvalidParams, "an agent cannot send a message to itself")
@@ -382,21 +384,12 @@ func (w *World) canSee(a *Agent, ref entityRef) bool {
 func (w *World) lookup(a *Agent, tool, name string, kind entityKind) (int, ActionResult, bool) {
 	ref, ok := w.names[name]
 	if !ok || !w.canSee(a, ref) {
-		return 0, Fail(tool, CodeNotFound, "No %s named '%s' in sight%s", kind, truncate(name), w.suggest(a, name, kind)), false
+		return 0, Fail(tool, CodeNotFound, "No %s named '%s' in sight%s", kind, fuzzy.Clip(name), w.suggest(a, name, kind)), false
 	}
 	if ref.kind != kind {
 		return 0, Fail(tool, CodeNotFound, "'%s' is %s, not %s", name, article(ref.kind.String()), article(kind.String())), false
 	}
 	return ref.index, ActionResult{}, true
-}
-
-// truncate shortens a name an agent sent before it is echoed in a message.
-func truncate(s string) string {
-	const limit = 64
-	if r := []rune(s); len(r) > limit {
-		return string(r[:limit]) + "…"
-	}
-	return s
 }
 
 // article puts "a" or "an" before a word.
@@ -412,13 +405,4 @@ func listOrNone(s []string) string {
 		return "none"
 	}
 	return strings.Join(s, ", ")
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -3,8 +3,9 @@ package world
 import (
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 )
 
 // Hasher accumulates the state hash: 64-bit FNV-1a over a canonical binary
@@ -73,11 +74,7 @@ func (h *Hasher) Vec(v Vec3) {
 
 // Counts adds a string→int map in key order.
 func (h *Hasher) Counts(m map[string]int) {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(m))
 	h.Int(len(keys))
 	for _, k := range keys {
 		h.String(k)

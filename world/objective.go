@@ -2,8 +2,9 @@ package world
 
 import (
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -25,12 +26,7 @@ type MetricTarget struct {
 
 // MetricNames returns the objective's metric names in sorted order.
 func (o *Objective) MetricNames() []string {
-	names := make([]string, 0, len(o.SuccessMetrics))
-	for n := range o.SuccessMetrics {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+	return slices.Sorted(maps.Keys(o.SuccessMetrics))
 }
 
 // MetricScore scores one metric from 0 to 100. Higher-is-better metrics score

@@ -441,6 +441,9 @@ func emptyViews(v []EntityView) []EntityView {
 	return v[:0]
 }
 
+// Action is what the agent is doing now, as its observation's current_action.
+func (a *Agent) Action() ActionStatus { return a.currentAction(nil) }
+
 func (a *Agent) currentAction(buf []Vec3) ActionStatus {
 	st := a.status
 	if a.action.kind == actMove {

@@ -1,8 +1,9 @@
 package world
 
 import (
+	"maps"
 	"math/rand/v2"
-	"sort"
+	"slices"
 )
 
 // streams hands out one seeded random stream per system ("messages", "spawn",
@@ -41,12 +42,7 @@ func (s *streams) get(name string) *rand.Rand {
 }
 
 func (s *streams) hash(h *Hasher) {
-	names := make([]string, 0, len(s.pcg))
-	for n := range s.pcg {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(s.pcg)) {
 		h.String(n)
 		b, _ := s.pcg[n].MarshalBinary()
 		h.Bytes(b)

@@ -44,12 +44,6 @@ func (g *bucketGrid) remove(idx int, p Vec3) {
 	}
 }
 
-func (g *bucketGrid) reset() {
-	for i := range g.cells {
-		g.cells[i] = g.cells[i][:0]
-	}
-}
-
 // span returns the bucket rectangle covering the square around (x, z) of
 // half-side r, for callers that loop over g.cells themselves (hot paths).
 func (g *bucketGrid) span(x, z, r float64) (x0, z0, x1, z1 int) {

@@ -1,7 +1,6 @@
 package world
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -464,6 +463,3 @@ func (w *World) cancelAction(a *Agent) {
 	}
 	a.action = actionState{}
 }
-
-// errNoAgent is returned by Lookup for unknown ids.
-var errNoAgent = errors.New("no such agent")

@@ -1,5 +1,6 @@
-// Package fuzzy finds the closest name to a misspelt one, for "did you mean"
-// hints in error messages.
+// Package fuzzy handles names that agents send, for error messages: the
+// closest known name to a misspelt one ("did you mean"), and clipping a long
+// one before it is echoed back.
 package fuzzy
 
 import "strings"
@@ -20,6 +21,16 @@ func Closest(name string, candidates []string) string {
 		return ""
 	}
 	return best
+}
+
+// Clip shortens a name an agent sent to 64 characters before it is echoed in
+// a message, so that a huge name is not repeated back in full.
+func Clip(s string) string {
+	const limit = 64
+	if r := []rune(s); len(r) > limit {
+		return string(r[:limit]) + "…"
+	}
+	return s
 }
 
 // Distance is the Levenshtein edit distance between a and b, in bytes.
