@@ -45,7 +45,9 @@ func (o ConnOptions) withDefaults() ConnOptions {
 }
 
 // Incoming is one decoded client message, or the end of its connection (Msg nil,
-// Err set), as the reader goroutine hands it to whoever owns the game.
+// Err set), as the reader goroutine hands it to whoever owns the game. The end
+// of a connection is always delivered, unless the context given to NewConn is
+// cancelled first.
 type Incoming struct {
 	Conn *Conn
 	Msg  any
@@ -58,6 +60,7 @@ type Incoming struct {
 // answered by the reader directly. Protocol errors in what the client sends
 // are answered with an error message; fatal ones close the connection.
 type Conn struct {
+	ctx   context.Context
 	nc    net.Conn
 	codec *Codec
 	opt   ConnOptions
@@ -75,12 +78,20 @@ type Conn struct {
 }
 
 // NewConn starts the reader and writer goroutines of a connection. Messages go
-// to inbox; the connection's end is reported there too.
-func NewConn(nc net.Conn, codec *Codec, opt ConnOptions, inbox chan<- Incoming) *Conn {
-	c := &Conn{nc: nc, codec: codec, opt: opt.withDefaults(), inbox: inbox,
+// to inbox; the connection's end is reported there too. Cancelling ctx closes
+// the connection and stops its goroutines even if nobody reads the inbox.
+func NewConn(ctx context.Context, nc net.Conn, codec *Codec, opt ConnOptions, inbox chan<- Incoming) *Conn {
+	c := &Conn{ctx: ctx, nc: nc, codec: codec, opt: opt.withDefaults(), inbox: inbox,
 		wake: make(chan struct{}, 1), done: make(chan struct{})}
 	go c.readLoop()
 	go c.writeLoop()
+	go func() {
+		select {
+		case <-ctx.Done():
+			c.shutdown()
+		case <-c.done:
+		}
+	}()
 	return c
 }
 
@@ -272,6 +283,7 @@ func (c *Conn) readLoop() {
 		select {
 		case c.inbox <- Incoming{Conn: c, Msg: msg}:
 		case <-c.done:
+			c.notifyEnd()
 			return
 		}
 		if _, bye := msg.(*Bye); bye {
@@ -280,9 +292,16 @@ func (c *Conn) readLoop() {
 	}
 	c.Close()
 	<-c.done
+	c.notifyEnd()
+}
+
+// notifyEnd tells the inbox's owner the connection has ended. It waits as long
+// as it takes (a slow tick must not leave a slot marked as taken), unless the
+// connection's context is cancelled.
+func (c *Conn) notifyEnd() {
 	select {
-	case c.inbox <- Incoming{Conn: c, Err: c.err}:
-	case <-time.After(time.Second):
+	case c.inbox <- Incoming{Conn: c, Err: c.Err()}:
+	case <-c.ctx.Done():
 	}
 }
 

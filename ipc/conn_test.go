@@ -36,7 +36,7 @@ func serve(t *testing.T, opt ipc.ConnOptions) (*ipc.Conn, net.Conn, chan ipc.Inc
 	require.NoError(t, err)
 	t.Cleanup(func() { client.Close() })
 	inbox := make(chan ipc.Incoming, 16)
-	c := ipc.NewConn(<-accepted, codec(t), opt, inbox)
+	c := ipc.NewConn(context.Background(), <-accepted, codec(t), opt, inbox)
 	return c, client, inbox
 }
 

@@ -1,6 +1,7 @@
 package ipc
 
 import (
+	"github.com/arena-sim/arena/engine"
 	"github.com/arena-sim/arena/tools"
 	"github.com/arena-sim/arena/world"
 	"github.com/fxamacker/cbor/v2"
@@ -101,6 +102,65 @@ type Result struct {
 type Pong struct {
 	Type string          `cbor:"type"`
 	ID   cbor.RawMessage `cbor:"id,omitempty"`
+}
+
+// EpisodeStart tells a session an episode has begun. Agents get their first
+// observation of the episode right after it.
+type EpisodeStart struct {
+	Type      string          `cbor:"type"`
+	Episode   int             `cbor:"episode"`
+	Seed      uint64          `cbor:"seed"`
+	Tick      int             `cbor:"tick"`
+	Objective world.Objective `cbor:"objective"`
+}
+
+// EpisodeEnd tells a session an episode is over. Final says no episode
+// follows: the server closes the session after it.
+type EpisodeEnd struct {
+	Type    string          `cbor:"type"`
+	Episode int             `cbor:"episode"`
+	Tick    int             `cbor:"tick"`
+	Reason  string          `cbor:"reason"`
+	Final   bool            `cbor:"final"`
+	Results *engine.Results `cbor:"results,omitempty"`
+}
+
+// Frame is what spectators receive every tick: every agent with its current
+// action, every entity, and the tick's public events.
+type Frame struct {
+	Type     string        `cbor:"type"`
+	Episode  int           `cbor:"episode"`
+	Tick     int           `cbor:"tick"`
+	Paused   bool          `cbor:"paused,omitempty"`
+	Agents   []FrameAgent  `cbor:"agents"`
+	Entities []FrameEntity `cbor:"entities,omitempty"`
+	Events   []world.Event `cbor:"events,omitempty"`
+}
+
+// FrameAgent is one agent in a frame.
+type FrameAgent struct {
+	ID       string             `cbor:"id"`
+	Team     string             `cbor:"team,omitempty"`
+	Position world.Vec3         `cbor:"position"`
+	Facing   float64            `cbor:"facing"`
+	Health   float64            `cbor:"health"`
+	Alive    bool               `cbor:"alive"`
+	Score    float64            `cbor:"score"`
+	Action   world.ActionStatus `cbor:"action"`
+}
+
+// FrameEntity is one non-agent entity in a frame.
+type FrameEntity struct {
+	Name     string     `cbor:"name"`
+	Type     string     `cbor:"type"`
+	Kind     string     `cbor:"kind,omitempty"` // resource_type, station_type, hazard_type, ...
+	Position world.Vec3 `cbor:"position"`
+	// Size is the radius of circles, or the half extents [x, z] of boxes.
+	Size      []float64 `cbor:"size,omitempty"`
+	Available bool      `cbor:"available,omitempty"`
+	InUse     bool      `cbor:"in_use,omitempty"`
+	Owner     string    `cbor:"owner,omitempty"`
+	Progress  float64   `cbor:"progress,omitempty"`
 }
 
 // ErrorMsg reports a protocol error; Fatal ones are followed by close.

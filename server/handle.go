@@ -5,39 +5,9 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/arena-sim/arena/engine"
 	"github.com/arena-sim/arena/ipc"
 	"github.com/arena-sim/arena/world"
 )
-
-// EpisodeEnd tells a session the episode is over.
-type EpisodeEnd struct {
-	Type    string          `cbor:"type"`
-	Episode int             `cbor:"episode"`
-	Tick    int             `cbor:"tick"`
-	Reason  string          `cbor:"reason"`
-	Results *engine.Results `cbor:"results,omitempty"`
-}
-
-// Frame is what spectators receive every tick.
-type Frame struct {
-	Type   string        `cbor:"type"`
-	Tick   int           `cbor:"tick"`
-	Agents []FrameAgent  `cbor:"agents"`
-	Events []world.Event `cbor:"events,omitempty"`
-}
-
-// FrameAgent is one agent in a frame.
-type FrameAgent struct {
-	ID       string             `cbor:"id"`
-	Team     string             `cbor:"team,omitempty"`
-	Position world.Vec3         `cbor:"position"`
-	Facing   float64            `cbor:"facing"`
-	Health   float64            `cbor:"health"`
-	Alive    bool               `cbor:"alive"`
-	Score    float64            `cbor:"score"`
-	Action   world.ActionStatus `cbor:"action"`
-}
 
 func protoErr(code, format string, args ...any) *ipc.ProtocolError {
 	return &ipc.ProtocolError{Code: code, Message: fmt.Sprintf(format, args...)}
@@ -219,12 +189,12 @@ func (s *Server) sendFrames() {
 	if len(spectators) == 0 {
 		return
 	}
-	f := Frame{Type: "frame", Tick: s.w.Tick()}
+	f := ipc.Frame{Type: "frame", Tick: s.w.Tick()}
 	for _, a := range s.w.Agents() {
 		// The agent's own state only: a full observation (perception and all)
 		// per agent per tick would cost more than the frame is worth.
 		score, _ := s.w.Score(a)
-		f.Agents = append(f.Agents, FrameAgent{ID: a.ID, Team: a.Team, Position: a.Pos, Facing: a.Facing,
+		f.Agents = append(f.Agents, ipc.FrameAgent{ID: a.ID, Team: a.Team, Position: a.Pos, Facing: a.Facing,
 			Health: a.Health, Alive: a.Alive, Score: score, Action: a.Action()})
 	}
 	for _, c := range spectators {

@@ -73,6 +73,7 @@ type Server struct {
 	reg      *tools.Registry
 	log      *slog.Logger
 	inbox    chan ipc.Incoming
+	connCtx  context.Context
 	accepted chan net.Conn
 	sessions map[*ipc.Conn]*session
 	slots    map[string]*slot
@@ -154,6 +155,10 @@ func (s *Server) World() *world.World { return s.w }
 func (s *Server) Serve(ctx context.Context, listeners ...net.Listener) (*engine.Results, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// Connections outlive ctx long enough to be told how the episode ended.
+	var stopConns context.CancelFunc
+	s.connCtx, stopConns = context.WithCancel(context.WithoutCancel(ctx))
+	defer stopConns()
 	for _, l := range listeners {
 		go s.acceptLoop(ctx, l)
 	}
@@ -223,7 +228,7 @@ func (s *Server) waitForStart(ctx context.Context) error {
 }
 
 func (s *Server) open(nc net.Conn) {
-	c := ipc.NewConn(nc, s.codec, s.opt.Conn, s.inbox)
+	c := ipc.NewConn(s.connCtx, nc, s.codec, s.opt.Conn, s.inbox)
 	s.nextID++
 	s.sessions[c] = &session{conn: c, id: "s" + strconv.Itoa(s.nextID)}
 }
@@ -346,7 +351,7 @@ func (s *Server) afterTick(ctx context.Context) {
 func (s *Server) closeAll(reason string, res *engine.Results) {
 	for c, sess := range s.sessions {
 		if sess.slot != nil || sess.spectator {
-			c.Send(EpisodeEnd{Type: "episode_end", Episode: 1, Tick: s.w.Tick(), Reason: reason, Results: res})
+			c.Send(ipc.EpisodeEnd{Type: "episode_end", Episode: 1, Tick: s.w.Tick(), Reason: reason, Results: res})
 		}
 		c.Close()
 	}
