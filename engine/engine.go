@@ -58,8 +58,10 @@ type Runner struct {
 	MaxTicks       int
 	// Journal, when set, records every tick.
 	Journal *Journal
-	// OnTick, when set, is called after every tick (progress bars, viewers).
-	OnTick func(tick int)
+	// OnTick, when set, is called after every tick (progress bars, viewers)
+	// with the world's new tick and the events of the tick just run (valid
+	// until the next tick).
+	OnTick func(tick int, events []world.Event)
 
 	obs       map[string]*world.Observation
 	obsList   []*world.Observation
@@ -123,7 +125,7 @@ func (r *Runner) Run(ctx context.Context) (*Results, error) {
 			}
 		}
 		if r.OnTick != nil {
-			r.OnTick(w.Tick())
+			r.OnTick(w.Tick(), rec.Events)
 		}
 		if done, why := w.Done(); done {
 			reason = why
@@ -192,9 +194,8 @@ func (r *Runner) step(ctx context.Context, period int) (TickRecord, error) {
 		}
 	}
 	w.Step()
-	events := w.TakeEvents()
+	rec.Events = w.TakeEvents()
 	if r.Journal != nil {
-		rec.Events = append([]world.Event(nil), events...)
 		rec.Hash = world.FormatHash(w.StateHash())
 	}
 	return rec, nil

@@ -104,7 +104,7 @@ func TestStopEndsTheEpisode(t *testing.T) {
 	w, err := sc.NewWorld(scenarios.Options{Seed: 1})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &engine.Runner{World: w, OnTick: func(tick int) {
+	r := &engine.Runner{World: w, OnTick: func(tick int, _ []world.Event) {
 		if tick == 25 {
 			cancel()
 		}

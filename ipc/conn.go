@@ -107,12 +107,16 @@ func (c *Conn) Err() error {
 	return c.err
 }
 
-// Send queues a message. It never blocks: a full queue disconnects the client
-// with SLOW_CONSUMER and Send reports it.
+// Send queues a message after everything queued before it (an observation
+// waiting in SendLatest's place included). It never blocks: a full queue
+// disconnects the client with SLOW_CONSUMER and Send reports it.
 func (c *Conn) Send(msg any) error {
 	return c.enqueue(msg, func(frame []byte) string {
 		if len(c.queue) >= c.opt.QueueSize {
 			return fmt.Sprintf("%d messages were waiting to be sent", c.opt.QueueSize)
+		}
+		if c.latest != nil {
+			c.queue, c.latest, c.skipped = append(c.queue, c.latest), nil, 0
 		}
 		c.queue = append(c.queue, frame)
 		return ""

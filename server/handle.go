@@ -3,11 +3,16 @@ package server
 import (
 	"crypto/subtle"
 	"fmt"
+	"github.com/arena-sim/arena/internal/fuzzy"
 	"math"
+	"time"
 
 	"github.com/arena-sim/arena/ipc"
 	"github.com/arena-sim/arena/world"
 )
+
+// spectatorKey is the tokens-file key of the spectators' token.
+const spectatorKey = "spectator"
 
 func protoErr(code, format string, args ...any) *ipc.ProtocolError {
 	return &ipc.ProtocolError{Code: code, Message: fmt.Sprintf(format, args...)}
@@ -52,7 +57,11 @@ func (s *Server) handle(in ipc.Incoming) {
 		}
 		s.query(sess, m)
 	case *ipc.Control:
-		s.fail(in.Conn, protoErr(ipc.CodeBadMessage, "control commands are not enabled on this server"))
+		if !sess.spectator {
+			s.fail(in.Conn, protoErr(ipc.CodeUnauthorized, "only spectators may send control commands"))
+			return
+		}
+		s.control(in.Conn, m)
 	}
 }
 
@@ -69,8 +78,19 @@ func (s *Server) hello(sess *session, h *ipc.Hello) {
 	}
 	switch h.Role {
 	case "spectator":
+		if s.opt.Tokens != nil {
+			want := s.opt.Tokens[spectatorKey]
+			if want == "" || subtle.ConstantTimeCompare([]byte(want), []byte(h.Token)) != 1 {
+				s.fail(c, &ipc.ProtocolError{Code: ipc.CodeUnauthorized, Fatal: true,
+					Message: "spectators need the token the tokens file gives under \"spectator\""})
+				return
+			}
+		}
 		sess.spectator = true
 		c.Send(s.welcome(sess, nil))
+		if s.started {
+			s.sendFrame(sess, s.frame())
+		}
 		return
 	case "agent", "":
 	default:
@@ -118,12 +138,35 @@ func (s *Server) hello(sess *session, h *ipc.Hello) {
 	sl.conn, sess.slot = c, sl
 	c.Send(s.welcome(sess, sl))
 	s.log.Info("agent connected", "agent", sl.id, "remote", c.RemoteAddr())
-	// Joining (or rejoining) while the world waits for this agent: send the
-	// observation it has to answer.
-	if s.started && sl.sentTick == s.tick && !sl.decided {
-		a := s.w.Agent(sl.id)
-		c.SendLatest(ipc.ObservationMsg{Type: "observation", Tick: s.tick, Observation: s.w.Observe(a)})
+	if !s.started {
+		return
 	}
+	c.Send(ipc.EpisodeStart{Type: "episode_start", Episode: s.episode, Seed: s.w.Seed(), Tick: s.w.Tick(), Objective: s.w.Objective()})
+	// Rejoining a dead agent: say so. Joining (or rejoining) an agent whose
+	// latest observation is unanswered: send it again, with what is left of
+	// its deadline, so the agent can still decide for it.
+	if sl.toldDead {
+		sl.toldDead = false
+		s.tellDead(sl)
+		return
+	}
+	if sl.obs != nil && sl.sentTick > sl.decidedTick {
+		msg := ipc.ObservationMsg{Type: "observation", Tick: sl.sentTick, Observation: sl.obs}
+		if s.opt.Mode == "lockstep" {
+			msg.DeadlineMS = max(int(time.Until(sl.deadline).Milliseconds()), 1)
+		}
+		c.SendLatest(msg)
+	}
+}
+
+// tellDead sends a dead agent's client its last observation (alive:false),
+// once; no decision is expected for it.
+func (s *Server) tellDead(sl *slot) {
+	if sl.toldDead || sl.conn == nil {
+		return
+	}
+	sl.toldDead, sl.obs = true, nil
+	sl.conn.SendLatest(ipc.ObservationMsg{Type: "observation", Tick: s.w.Tick(), Observation: s.w.Observe(s.w.Agent(sl.id))})
 }
 
 func (s *Server) welcome(sess *session, sl *slot) ipc.Welcome {
@@ -147,6 +190,10 @@ func (s *Server) decide(sess *session, d *ipc.Decision) {
 		return
 	}
 	tick := int(d.Tick)
+	if a := s.w.Agent(sl.id); !a.Alive {
+		s.fail(sess.conn, protoErr(world.CodeDead, "agent %s is dead and takes no more decisions", sl.id))
+		return
+	}
 	// Lockstep takes the decision for the observation just sent; real time
 	// also takes one for an earlier observation, applied at the next tick.
 	known := sl.sentTick >= 0 && (tick == sl.sentTick ||
@@ -179,25 +226,106 @@ func (s *Server) query(sess *session, q *ipc.Query) {
 	sess.conn.Send(res)
 }
 
-func (s *Server) sendFrames() {
-	var spectators []*ipc.Conn
-	for c, sess := range s.sessions {
-		if sess.spectator {
-			spectators = append(spectators, c)
+// control applies a spectator's command between ticks: pause, resume, step
+// (run value ticks, default 1, then stay paused) or speed (multiply the tick
+// rate by value; in lockstep 0 means as fast as the agents decide). Every
+// spectator gets a frame showing the new state at once.
+func (s *Server) control(c *ipc.Conn, m *ipc.Control) {
+	switch m.Command {
+	case "pause":
+		s.paused = true
+	case "resume":
+		s.paused, s.steps, s.next = false, 0, time.Now()
+	case "step":
+		n := 1.0
+		if m.Value != 0 {
+			n = m.Value
 		}
-	}
-	if len(spectators) == 0 {
+		if n < 1 || n > 1e6 || n != math.Trunc(n) {
+			s.fail(c, protoErr(ipc.CodeBadMessage, "step takes a whole number of ticks from 1 to 1000000, not %v", m.Value))
+			return
+		}
+		s.paused, s.steps = true, s.steps+int(n)
+	case "speed":
+		if !(m.Value >= 0 && m.Value <= 100) || (m.Value < 0.01 && (m.Value != 0 || s.opt.Mode == "realtime")) {
+			s.fail(c, protoErr(ipc.CodeBadMessage, "speed multiplies the tick rate: from 0.01 to 100 (0, as fast as possible, in lockstep only), not %v", m.Value))
+			return
+		}
+		s.speed, s.next = m.Value, time.Now()
+	default:
+		s.fail(c, protoErr(ipc.CodeBadMessage, "control command %q is not pause, resume, step or speed", fuzzy.Clip(m.Command)))
 		return
 	}
-	f := ipc.Frame{Type: "frame", Tick: s.w.Tick()}
-	for _, a := range s.w.Agents() {
+	s.log.Info("control", "command", m.Command, "value", m.Value, "remote", c.RemoteAddr())
+	if s.started {
+		s.sendFrames()
+	}
+}
+
+// frame is the whole world as spectators see it: every agent with its action,
+// every entity but the obstacles (which never change), and the last tick's
+// events, private ones included (spectators are trusted; with tokens they
+// need one).
+func (s *Server) frame() ipc.Frame {
+	w := s.w
+	f := ipc.Frame{Type: "frame", Episode: s.episode, Tick: w.Tick(), Paused: s.paused, Events: s.events}
+	for _, a := range w.Agents() {
 		// The agent's own state only: a full observation (perception and all)
 		// per agent per tick would cost more than the frame is worth.
-		score, _ := s.w.Score(a)
+		score, _ := w.Score(a)
 		f.Agents = append(f.Agents, ipc.FrameAgent{ID: a.ID, Team: a.Team, Position: a.Pos, Facing: a.Facing,
 			Health: a.Health, Alive: a.Alive, Score: score, Action: a.Action()})
 	}
-	for _, c := range spectators {
-		c.SendLatest(f)
+	for _, r := range w.Resources() {
+		f.Entities = append(f.Entities, ipc.FrameEntity{Name: r.Name, Type: "resource", Kind: r.ResourceType, Position: r.Pos, Available: !r.Collected})
+	}
+	for _, st := range w.Stations() {
+		f.Entities = append(f.Entities, ipc.FrameEntity{Name: st.Name, Type: "station", Kind: st.StationType, Position: st.Pos, InUse: st.InUseBy != "", Owner: st.InUseBy})
+	}
+	for _, h := range w.Hazards() {
+		f.Entities = append(f.Entities, ipc.FrameEntity{Name: h.Name, Type: "hazard", Kind: h.HazardType, Position: h.Pos, Size: []float64{h.Radius}})
+	}
+	for _, p := range w.CapturePoints() {
+		f.Entities = append(f.Entities, ipc.FrameEntity{Name: p.Name, Type: "capture_point", Position: p.Pos, Size: []float64{p.Radius}, Owner: p.Owner, Progress: p.Progress})
+	}
+	return f
+}
+
+// staticEntities are what a spectator is sent once: the obstacles.
+func (s *Server) staticEntities() []ipc.FrameEntity {
+	var out []ipc.FrameEntity
+	for _, o := range s.w.Obstacles() {
+		size := []float64{o.Radius}
+		if o.Shape == "box" {
+			size = []float64{o.SizeX / 2, o.SizeZ / 2}
+		}
+		out = append(out, ipc.FrameEntity{Name: o.Name, Type: "obstacle", Kind: o.ObstacleType, Position: o.Pos, Size: size})
+	}
+	return out
+}
+
+// sendFrame sends one spectator f. Its first frame also carries the static
+// entities and is queued, so that it is never replaced by a newer one.
+func (s *Server) sendFrame(sess *session, f ipc.Frame) {
+	if sess.static {
+		sess.conn.SendLatest(f)
+		return
+	}
+	sess.static = true
+	f.Entities = append(s.staticEntities(), f.Entities...)
+	sess.conn.Send(f)
+}
+
+func (s *Server) sendFrames() {
+	var f *ipc.Frame
+	for _, sess := range s.sessions {
+		if !sess.spectator {
+			continue
+		}
+		if f == nil {
+			fr := s.frame()
+			f = &fr
+		}
+		s.sendFrame(sess, *f)
 	}
 }

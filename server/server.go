@@ -38,6 +38,8 @@ type Options struct {
 	// not every slot is connected [0: wait for all].
 	StartAfter time.Duration
 	// Tokens maps slot ids to tokens; when set, every hello must carry one.
+	// The key "spectator" holds the spectators' token; without it, a server
+	// with tokens takes no spectators.
 	Tokens map[string]string
 	Ticks  int // replaces the scenario's time limit when positive
 	Conn   ipc.ConnOptions
@@ -51,11 +53,14 @@ type slot struct {
 	bot         bots.Bot
 	conn        *ipc.Conn
 	token       string
-	sentTick    int // the tick of the last observation sent, -1 before
-	decidedTick int // the tick of the last decision received, -1 before
+	sentTick    int                // the tick of the last observation sent, -1 before
+	obs         *world.Observation // that observation, re-sent on reconnect
+	deadline    time.Time          // lockstep: when the world stops waiting for it
+	decidedTick int                // the tick of the last decision received, -1 before
 	decided     bool
 	decision    world.Decision
 	queries     int
+	toldDead    bool // its last observation, alive:false, was sent
 }
 
 type session struct {
@@ -63,6 +68,7 @@ type session struct {
 	id        string
 	slot      *slot // nil for spectators and before hello
 	spectator bool
+	static    bool // the spectator has been sent the static entities
 }
 
 // Server runs one episode for connected agents.
@@ -80,8 +86,18 @@ type Server struct {
 	order    []*slot
 	nextID   int
 	started  bool
+	episode  int
 	tick     int
 	limit    int
+	events   []world.Event // the last tick's, for frames
+
+	// Pacing, driven by spectators' control commands and, in real time, the
+	// clock: speed multiplies the tick rate (0: as fast as the agents go).
+	paused   bool
+	steps    int // ticks to run while paused
+	speed    float64
+	next     time.Time // when the next tick is due
+	lastWarn time.Time
 }
 
 // New builds the world and the slots.
@@ -113,6 +129,9 @@ func New(opt Options) (*Server, error) {
 	s := &Server{opt: opt, codec: codec, w: w, reg: reg, log: opt.Log, inbox: make(chan ipc.Incoming, 256),
 		accepted: make(chan net.Conn), sessions: map[*ipc.Conn]*session{}, slots: map[string]*slot{},
 		limit: opt.Scenario.ToolCallLimit()}
+	if opt.Mode == "realtime" {
+		s.speed = 1
+	}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -136,7 +155,7 @@ func New(opt Options) (*Server, error) {
 		s.order = append(s.order, sl)
 	}
 	for id := range opt.Tokens {
-		if s.slots[id] == nil {
+		if s.slots[id] == nil && id != spectatorKey {
 			return nil, fmt.Errorf("server: tokens name slot %q, which the scenario does not have", id)
 		}
 	}
@@ -171,9 +190,17 @@ func (s *Server) Serve(ctx context.Context, listeners ...net.Listener) (*engine.
 		s.closeAll("stopped", nil)
 		return nil, err
 	}
-	s.started = true
+	s.started, s.episode, s.next = true, 1, time.Now()
+	for c, sess := range s.sessions {
+		if sess.slot != nil || sess.spectator {
+			c.Send(ipc.EpisodeStart{Type: "episode_start", Episode: s.episode, Seed: s.w.Seed(), Tick: s.w.Tick(), Objective: s.w.Objective()})
+		}
+	}
 	r := &engine.Runner{World: s.w, Tools: s.reg, Gatherer: s, DecisionPeriod: s.opt.Scenario.Limits.DecisionPeriod,
-		MaxTicks: s.w.Objective().TimeLimit, Journal: s.opt.Journal, OnTick: func(int) { s.afterTick(ctx) }}
+		MaxTicks: s.w.Objective().TimeLimit, Journal: s.opt.Journal, OnTick: func(_ int, events []world.Event) {
+			s.events = events
+			s.afterTick(ctx)
+		}}
 	res, err := r.Run(ctx)
 	if err != nil {
 		s.closeAll("stopped", nil)
@@ -212,17 +239,10 @@ func (s *Server) waitForStart(ctx context.Context) error {
 	if s.opt.StartAfter > 0 {
 		timer = time.After(s.opt.StartAfter)
 	}
-	for !s.remoteSlotsReady() {
-		select {
-		case nc := <-s.accepted:
-			s.open(nc)
-		case in := <-s.inbox:
-			s.handle(in)
-		case <-timer:
-			return nil
-		case <-ctx.Done():
-			return fmt.Errorf("stopped before the episode started: %w", ctx.Err())
-		}
+	for !s.remoteSlotsReady() && s.serveOne(ctx, timer) {
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("stopped before the episode started: %w", ctx.Err())
 	}
 	return nil
 }
@@ -242,10 +262,12 @@ func (s *Server) Gather(ctx context.Context, tick int, obs []*world.Observation,
 	if s.opt.Mode == "lockstep" {
 		deadlineMS = int(s.opt.DecisionTimeout / time.Millisecond)
 	}
+	deadline := time.Now().Add(s.opt.DecisionTimeout)
 	for i, o := range obs {
 		sl := s.order[i]
 		sl.queries = 0
 		if o == nil {
+			s.tellDead(sl)
 			continue
 		}
 		if sl.bot != nil {
@@ -255,26 +277,15 @@ func (s *Server) Gather(ctx context.Context, tick int, obs []*world.Observation,
 		if s.opt.Mode == "lockstep" {
 			sl.decided, sl.decision = false, world.Decision{}
 		}
-		sl.sentTick = tick
+		sl.sentTick, sl.obs, sl.deadline = tick, o, deadline
 		if sl.conn != nil {
 			sl.conn.SendLatest(ipc.ObservationMsg{Type: "observation", Tick: tick, DeadlineMS: deadlineMS, Observation: o})
 		}
 	}
 	if s.opt.Mode == "lockstep" {
-		deadline := time.NewTimer(s.opt.DecisionTimeout)
-		defer deadline.Stop()
-	wait:
-		for !s.allDecided(obs) {
-			select {
-			case nc := <-s.accepted:
-				s.open(nc)
-			case in := <-s.inbox:
-				s.handle(in)
-			case <-deadline.C:
-				break wait
-			case <-ctx.Done():
-				break wait
-			}
+		timer := time.NewTimer(time.Until(deadline))
+		defer timer.Stop()
+		for !s.allDecided(obs) && s.serveOne(ctx, timer.C) {
 		}
 	}
 	for i, o := range obs {
@@ -312,46 +323,79 @@ func (s *Server) allDecided(obs []*world.Observation) bool {
 	return true
 }
 
-// afterTick sends spectators their frame and handles what arrived; in real
-// time it also waits out the rest of the tick.
+// serveOne handles one accepted connection or incoming message, waiting for
+// it until until fires or ctx is done (a nil until waits for ever). It
+// reports whether it handled something.
+func (s *Server) serveOne(ctx context.Context, until <-chan time.Time) bool {
+	select {
+	case nc := <-s.accepted:
+		s.open(nc)
+		return true
+	case in := <-s.inbox:
+		s.handle(in)
+		return true
+	case <-until:
+		return false
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// maxLag is how far behind its schedule the loop may fall before it stops
+// catching up and skips ahead.
+const maxLag = 5
+
+// afterTick sends spectators their frame and handles what arrived, then paces
+// the loop: it waits while paused (spectators may step it), and waits for the
+// next tick's due time in real time or when a spectator set a speed. A tick
+// that overran its period is caught up by running the next one at once; when
+// the loop falls more than maxLag periods behind it skips ahead instead. Both
+// are logged, at most once a second.
 func (s *Server) afterTick(ctx context.Context) {
 	s.sendFrames()
-	var until <-chan time.Time
-	if s.opt.Mode == "realtime" {
-		until = time.After(time.Duration(float64(time.Second) / s.tickRate()))
+	now := make(chan time.Time)
+	close(now)
+	for s.serveOne(ctx, now) { // what has already arrived
 	}
-	for {
-		select {
-		case nc := <-s.accepted:
-			s.open(nc)
-			continue
-		case in := <-s.inbox:
-			s.handle(in)
-			continue
-		case <-ctx.Done():
-			return
-		default:
-		}
-		if until == nil {
-			return
-		}
-		select {
-		case nc := <-s.accepted:
-			s.open(nc)
-		case in := <-s.inbox:
-			s.handle(in)
-		case <-until:
-			return
-		case <-ctx.Done():
-			return
-		}
+	for s.paused && s.steps == 0 && ctx.Err() == nil {
+		s.serveOne(ctx, nil)
 	}
+	if s.steps > 0 {
+		s.steps--
+		return
+	}
+	if s.speed <= 0 {
+		return
+	}
+	period := time.Duration(float64(time.Second) / (s.tickRate() * s.speed))
+	s.next = s.next.Add(period)
+	switch late := time.Since(s.next); {
+	case late > maxLag*period:
+		s.warn("tick overran; skipping ahead", "behind", late.Round(time.Millisecond), "ticks_skipped", int(late/period))
+		s.next = time.Now()
+		return
+	case late > 0:
+		s.warn("tick overran; catching up", "behind", late.Round(time.Millisecond))
+		return
+	}
+	timer := time.NewTimer(time.Until(s.next))
+	defer timer.Stop()
+	for s.serveOne(ctx, timer.C) {
+	}
+}
+
+func (s *Server) warn(msg string, args ...any) {
+	if time.Since(s.lastWarn) < time.Second {
+		return
+	}
+	s.lastWarn = time.Now()
+	s.log.Warn(msg, append(args, "tick", s.w.Tick(), "tick_rate", s.tickRate()*s.speed)...)
 }
 
 func (s *Server) closeAll(reason string, res *engine.Results) {
 	for c, sess := range s.sessions {
 		if sess.slot != nil || sess.spectator {
-			c.Send(ipc.EpisodeEnd{Type: "episode_end", Episode: 1, Tick: s.w.Tick(), Reason: reason, Results: res})
+			c.Send(ipc.EpisodeEnd{Type: "episode_end", Episode: max(s.episode, 1), Tick: s.w.Tick(), Reason: reason, Final: true, Results: res})
 		}
 		c.Close()
 	}

@@ -57,6 +57,13 @@ func start(t *testing.T, opt server.Options) (string, chan *engine.Results, cont
 	t.Helper()
 	sc, err := scenarios.Load("foraging")
 	require.NoError(t, err)
+	return startScenario(t, sc, opt)
+}
+
+// startScenario serves sc on a Unix socket in a temporary directory until
+// the test ends; the results arrive on the channel.
+func startScenario(t *testing.T, sc *scenarios.Scenario, opt server.Options) (string, chan *engine.Results, context.CancelFunc) {
+	t.Helper()
 	opt.Scenario = sc
 	srv, err := server.New(opt)
 	require.NoError(t, err)
@@ -183,6 +190,9 @@ func TestProtocolErrorsOverARealSocket(t *testing.T) {
 	require.Equal(t, "agent_002", m["agent_id"])
 
 	// Both connected: the episode starts.
+	start, _ := red.recv()
+	require.Equal(t, "episode_start", start["type"])
+	require.Equal(t, uint64(1), start["episode"])
 	obs, _ := red.recv()
 	require.Equal(t, "observation", obs["type"])
 	require.Equal(t, uint64(0), obs["tick"])
@@ -204,6 +214,8 @@ func TestProtocolErrorsOverARealSocket(t *testing.T) {
 
 	// blue never answers: after the timeout the world moves on and blue's next
 	// observation reports TIMEOUT.
+	m, _ = blue.recv()
+	require.Equal(t, "episode_start", m["type"])
 	obs, _ = blue.recv()
 	require.Equal(t, uint64(0), obs["tick"])
 	obs, raw := blue.recv()
@@ -222,6 +234,8 @@ func TestDecisionEdgeCases(t *testing.T) {
 	c.send(map[string]any{"type": "hello", "protocol": 1.0, "role": "agent"})
 	m, _ := c.recv()
 	require.Equal(t, "welcome", m["type"], "a float protocol number is a number")
+	m, _ = c.recv()
+	require.Equal(t, "episode_start", m["type"])
 	obs, _ := c.recv()
 	require.Equal(t, "observation", obs["type"])
 	c.send(map[string]any{"type": "decision", "tick": 0, "tool": ""})
@@ -245,26 +259,4 @@ func TestDecisionEdgeCases(t *testing.T) {
 	c.send(map[string]any{"type": "query", "id": 10, "tool": "query_inventory"})
 	m, _ = c.recv()
 	require.Equal(t, world.CodeLimitExceeded, m["error_code"])
-}
-
-func TestSpectatorsGetAFrameEveryTick(t *testing.T) {
-	addr, _, cancel := start(t, server.Options{Seed: 1, Agents: 1, DecisionTimeout: 100 * time.Millisecond})
-	defer cancel()
-	spec := dial(t, addr)
-	spec.send(map[string]any{"type": "hello", "protocol": 1, "role": "spectator"})
-	m, _ := spec.recv()
-	require.Equal(t, "welcome", m["type"])
-	require.Nil(t, m["agent_id"], "a spectator plays no agent")
-	agent := dial(t, addr)
-	agent.send(map[string]any{"type": "hello", "protocol": 1, "role": "agent"})
-	m, _ = agent.recv()
-	require.Equal(t, "agent_001", m["agent_id"])
-	for ticks := 0; ticks < 2; {
-		m, _ = spec.recv()
-		require.Equal(t, "frame", m["type"])
-		agents := m["agents"].([]any)
-		require.Len(t, agents, 1)
-		require.Equal(t, "agent_001", agents[0].(map[any]any)["id"])
-		ticks++
-	}
 }

@@ -187,7 +187,7 @@ func newProgress(w io.Writer, total int, quiet bool) *progress {
 	return p
 }
 
-func (p *progress) update(tick int) {
+func (p *progress) update(tick int, _ []world.Event) {
 	if p.quiet {
 		return
 	}

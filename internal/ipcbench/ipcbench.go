@@ -1,0 +1,589 @@
+// Package ipcbench measures the lockstep server over a Unix socket: a real
+// server.Server with N client slots, played by N lean clients in the same
+// process, and, for comparison, a bare Unix-socket echo of frames of the same
+// sizes with the same concurrency pattern. `go test -bench Lockstep100 ./server/`
+// and `arena bench --ipc` both run it.
+//
+// What is measured (docs/performance.md, "Lockstep over a Unix socket"):
+//
+//   - Decisions per second: Rounds × Agents decisions divided by the wall time
+//     from the moment every client holds the observation of tick 0 to the
+//     moment every client has read the observation of tick Rounds.
+//   - The per-decision round trip, measured at each client: from the return of
+//     the write of its decision for tick t to the return of the read of the
+//     (whole) observation of tick t+1. It is the time an agent waits on the
+//     server: the other agents' decisions, decoding them, applying them, the
+//     world step, building and encoding the observations, and moving the bytes.
+//   - The echo is measured the same way, by the same client code: a bare
+//     "server" writes to each of the N connections a frame of the size of that
+//     agent's observation (the observation bytes captured in the lockstep run),
+//     waits until it has read a reply from every connection, and starts again.
+//     Its round trip is the floor that moving the same bytes with the same
+//     lockstep pattern costs, with no world and no protocol work.
+//
+// The clients parse each observation's type, tick and position (skipping the
+// rest of the map) and answer with a decision: a move_to 3 to 6 units away in
+// a random direction every 8th decision (staggered across agents, so 1/8 of
+// the agents start a move each tick, and most agents are walking at any time),
+// idle otherwise.
+package ipcbench
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/arena-sim/arena/ipc"
+	"github.com/arena-sim/arena/scenarios"
+	"github.com/arena-sim/arena/server"
+	"github.com/fxamacker/cbor/v2"
+)
+
+// Options configure a run. Zero fields take the defaults in brackets.
+type Options struct {
+	Agents int    // client slots and clients [100]
+	Rounds int    // measured decisions per agent (lockstep ticks, echo rounds) [1]
+	Seed   uint64 // the world's seed [1]
+	// Dir holds the Unix sockets [a new temporary folder, removed afterwards].
+	Dir string
+	// OnStart and OnStop, when set, are called just before and just after the
+	// measured part (a benchmark starts and stops its timer there).
+	OnStart, OnStop func()
+}
+
+func (o Options) withDefaults() Options {
+	if o.Agents <= 0 {
+		o.Agents = 100
+	}
+	if o.Rounds <= 0 {
+		o.Rounds = 1
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	return o
+}
+
+// Stats are the figures of one run.
+type Stats struct {
+	Agents, Rounds int
+	Elapsed        time.Duration // the measured part
+	// DecisionsPerSec is Agents × Rounds / Elapsed.
+	DecisionsPerSec float64
+	// RTTP50 and RTTP99 are percentiles over every round trip of every client
+	// (Agents × Rounds samples).
+	RTTP50, RTTP99 time.Duration
+	// ObsBytes and DecisionBytes are the mean sizes of the frames the clients
+	// read and wrote in the measured part, length headers included.
+	ObsBytes, DecisionBytes float64
+}
+
+// Result is a lockstep run and the echo measured right after it.
+type Result struct {
+	Lockstep, Echo Stats
+}
+
+// Ratios of the lockstep round trip to the echo's.
+func (r *Result) Ratios() (p50, p99 float64) {
+	return float64(r.Lockstep.RTTP50) / float64(r.Echo.RTTP50), float64(r.Lockstep.RTTP99) / float64(r.Echo.RTTP99)
+}
+
+// Run measures lockstep, then the echo with the observation frames lockstep
+// produced.
+func Run(ctx context.Context, opt Options) (*Result, error) {
+	opt = opt.withDefaults()
+	if opt.Dir == "" {
+		dir, err := os.MkdirTemp("", "arena-ipcbench")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+		opt.Dir = dir
+	}
+	lock, frames, err := Lockstep(ctx, opt)
+	if err != nil {
+		return nil, err
+	}
+	echo, err := Echo(ctx, Options{Agents: opt.Agents, Rounds: opt.Rounds, Dir: opt.Dir}, frames)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Lockstep: *lock, Echo: *echo}, nil
+}
+
+// Scenario is the benchmark's world for n agents: an open 100×100 field with
+// cell size 0.5, a grid of trees and rocks, two walls, 48 resources, two
+// workbenches and four harmless mud patches (hazards that paths avoid), and
+// the agents on a grid 9 units apart, so that each sees about four others
+// (perception radius 10), as in the world-step benchmark.
+func Scenario(n int) (*scenarios.Scenario, error) {
+	var sb strings.Builder
+	list := func(items []string) string { return strings.Join(items, ",\n    ") }
+	type point struct{ x, z float64 }
+	var taken []point // spawns, resources and stations: obstacles keep clear of them
+	clear := func(x, z, r float64) bool {
+		for _, p := range taken {
+			if math.Hypot(p.x-x, p.z-z) < r+1.5 {
+				return false
+			}
+		}
+		return true
+	}
+	var obstacles, resources, spawns []string
+	side := int(math.Ceil(math.Sqrt(float64(n))))
+	step := 90.0 / float64(side)
+	for k := 0; k < n; k++ {
+		x, z := -45+step*(float64(k%side)+0.5), -45+step*(float64(k/side)+0.5)
+		spawns = append(spawns, fmt.Sprintf("[%g, 0, %g]", x, z))
+		taken = append(taken, point{x, z})
+	}
+	types := []string{"berry", "wood", "stone", "mushroom"}
+	for k := 0; k < 48; k++ {
+		x, z := -42+float64(k%8)*12, -42+float64(k/8)*16.5
+		resources = append(resources, fmt.Sprintf(`{"name": "R%d", "type": "%s", "position": [%g, 0, %g], "respawn_ticks": 100}`, k+1, types[k%4], x, z))
+		taken = append(taken, point{x, z})
+	}
+	taken = append(taken, point{-30, 30}, point{30, -30})
+	for i := 0; i < 10; i++ {
+		for j := 0; j < 10; j++ {
+			x, z := -45+10*float64(i), -45+10*float64(j)
+			switch {
+			case (i+j)%3 == 0 && clear(x+1, z-1, 1.2):
+				obstacles = append(obstacles, fmt.Sprintf(`{"name": "Rock%d_%d", "type": "rock", "position": [%g, 0, %g], "shape": "circle", "radius": 1.2}`, i, j, x+1, z-1))
+			case (i+j)%3 != 0 && clear(x, z, 0.7):
+				obstacles = append(obstacles, fmt.Sprintf(`{"name": "Tree%d_%d", "type": "tree", "position": [%g, 0, %g], "shape": "circle", "radius": 0.7}`, i, j, x, z))
+			}
+		}
+	}
+	obstacles = append(obstacles,
+		`{"name": "Wall1", "type": "wall", "position": [-20, 0, 5], "shape": "box", "size": [1, 12]}`,
+		`{"name": "Wall2", "type": "wall", "position": [25, 0, -20], "shape": "box", "size": [14, 1]}`)
+	fmt.Fprintf(&sb, `{
+  "name": "ipcbench",
+  "description": "Benchmark field: %d agents on an open 100x100 field with trees, rocks, resources and mud.",
+  "size": [100, 100],
+  "cell_size": 0.5,
+  "tick_rate": 10,
+  "rules": {"perception_radius": 10, "inventory_capacity": 50},
+  "items": [{"name": "berry", "type": "food"}, {"name": "wood", "type": "material"},
+            {"name": "stone", "type": "material"}, {"name": "mushroom", "type": "food"}, {"name": "torch", "type": "tool"}],
+  "recipes": [{"output": "torch", "inputs": {"wood": 1, "stone": 1}, "station_type": "workbench", "ticks": 1}],
+  "stations": [{"name": "Workbench1", "type": "workbench", "position": [-30, 0, 30]},
+               {"name": "Workbench2", "type": "workbench", "position": [30, 0, -30]}],
+  "obstacles": [
+    %s
+  ],
+  "resources": [
+    %s
+  ],
+  "hazards": [
+    {"name": "Mud1", "type": "mud", "position": [-30, 0, -10], "radius": 2},
+    {"name": "Mud2", "type": "mud", "position": [10, 0, 32], "radius": 2},
+    {"name": "Mud3", "type": "mud", "position": [33, 0, 8], "radius": 2},
+    {"name": "Mud4", "type": "mud", "position": [-8, 0, -33], "radius": 2}
+  ],
+  "agents": {"count": %d, "max": %d, "spawns": [%s]},
+  "limits": {"max_ticks": 1000000},
+  "objective": {
+    "description": "Collect 10 resources.",
+    "success_metrics": {"resources_collected": {"target": 10, "weight": 1, "required": true}},
+    "time_limit": 1000000
+  }
+}
+`, n, list(obstacles), list(resources), n, n, strings.Join(spawns, ", "))
+	return scenarios.Parse("ipcbench.json", []byte(sb.String()))
+}
+
+// Lockstep runs a lockstep server for opt.Agents clients over a Unix socket
+// for opt.Rounds measured ticks. It also returns each client's last
+// observation frame (header included), for Echo.
+func Lockstep(ctx context.Context, opt Options) (*Stats, [][]byte, error) {
+	opt = opt.withDefaults()
+	if opt.Dir == "" {
+		dir, err := os.MkdirTemp("", "arena-ipcbench")
+		if err != nil {
+			return nil, nil, err
+		}
+		defer os.RemoveAll(dir)
+		opt.Dir = dir
+	}
+	sc, err := Scenario(opt.Agents)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Ticks 0..Rounds are decision points: the decisions of ticks 0..Rounds-1
+	// are measured; the last one only lets the episode end.
+	srv, err := server.New(server.Options{Scenario: sc, Seed: opt.Seed, Agents: opt.Agents, Mode: "lockstep",
+		Ticks: opt.Rounds + 1, DecisionTimeout: time.Minute, Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return nil, nil, err
+	}
+	addr := "unix:" + filepath.Join(opt.Dir, "lockstep.sock")
+	l, err := ipc.Listen(ctx, addr)
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	served := make(chan error, 1)
+	go func() {
+		_, err := srv.Serve(ctx, l)
+		served <- err
+	}()
+	dial := func(context.Context) (net.Conn, error) { return ipc.Dial(ctx, addr) }
+	st, clients, err := measure(ctx, opt, dial, func(c *client) error {
+		return c.send(map[string]any{"type": "hello", "protocol": ipc.ProtocolVersion, "role": "agent"})
+	})
+	if err != nil {
+		cancel()
+		<-served
+		return nil, nil, err
+	}
+	if err := <-served; err != nil {
+		return nil, nil, fmt.Errorf("serve: %w", err)
+	}
+	frames := make([][]byte, len(clients))
+	for i, c := range clients {
+		frames[i] = c.lastObs
+	}
+	return st, frames, nil
+}
+
+// Echo runs the bare echo: for opt.Rounds+1 rounds, a server writes frames[i]
+// to connection i (in the order they were accepted), for every i, then reads
+// one frame from every connection. frames hold the header too.
+func Echo(ctx context.Context, opt Options, frames [][]byte) (*Stats, error) {
+	opt = opt.withDefaults()
+	if len(frames) != opt.Agents {
+		return nil, fmt.Errorf("echo: %d frames for %d agents", len(frames), opt.Agents)
+	}
+	if opt.Dir == "" {
+		dir, err := os.MkdirTemp("", "arena-ipcbench")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+		opt.Dir = dir
+	}
+	addr := "unix:" + filepath.Join(opt.Dir, "echo.sock")
+	l, err := ipc.Listen(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- echoServe(ctx, l, frames, opt.Rounds+1) }()
+	dial := func(context.Context) (net.Conn, error) { return ipc.Dial(ctx, addr) }
+	st, _, err := measure(ctx, opt, dial, nil)
+	if err != nil {
+		cancel()
+		l.Close()
+		<-served
+		return nil, err
+	}
+	if err := <-served; err != nil {
+		return nil, fmt.Errorf("echo server: %w", err)
+	}
+	return st, nil
+}
+
+func echoServe(ctx context.Context, l net.Listener, frames [][]byte, rounds int) error {
+	defer l.Close()
+	n := len(frames)
+	conns := make([]net.Conn, 0, n)
+	defer func() {
+		for _, nc := range conns {
+			nc.Close()
+		}
+	}()
+	for len(conns) < n {
+		nc, err := l.Accept()
+		if err != nil {
+			return err
+		}
+		conns = append(conns, nc)
+	}
+	replies := make(chan error, n)
+	for _, nc := range conns {
+		go func() {
+			r := bufio.NewReaderSize(nc, 64<<10)
+			var buf []byte
+			for {
+				f, err := ipc.ReadFrame(r, ipc.DefaultMaxFrame, buf)
+				if err != nil {
+					if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+						replies <- err
+					}
+					return
+				}
+				buf = f
+				replies <- nil
+			}
+		}()
+	}
+	for range rounds {
+		for i, nc := range conns {
+			if _, err := nc.Write(frames[i]); err != nil {
+				return err
+			}
+		}
+		for range n {
+			select {
+			case err := <-replies:
+				if err != nil {
+					return err
+				}
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+	}
+	return nil
+}
+
+// measure connects opt.Agents clients, lets each say hello (when set), waits
+// until every one has read its first observation, then releases them all and
+// times opt.Rounds decisions each.
+func measure(ctx context.Context, opt Options, dial func(context.Context) (net.Conn, error), hello func(*client) error) (*Stats, []*client, error) {
+	n := opt.Agents
+	clients := make([]*client, n)
+	ready := make(chan struct{}, n)
+	finished := make(chan time.Time, n)
+	errs := make(chan error, n)
+	release := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range clients {
+		nc, err := dial(ctx)
+		if err != nil {
+			for _, c := range clients[:i] {
+				c.nc.Close()
+			}
+			return nil, nil, err
+		}
+		c := newClient(i, nc, opt.Rounds)
+		clients[i] = c
+		if hello != nil {
+			if err := hello(c); err != nil {
+				nc.Close()
+				return nil, nil, err
+			}
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer c.nc.Close()
+			if err := c.play(ready, release, finished); err != nil {
+				errs <- fmt.Errorf("client %d: %w", c.idx, err)
+			}
+		}()
+	}
+	stop := func(err error) (*Stats, []*client, error) {
+		for _, c := range clients {
+			c.nc.Close()
+		}
+		wg.Wait()
+		return nil, nil, err
+	}
+	for range n {
+		select {
+		case <-ready:
+		case err := <-errs:
+			return stop(err)
+		case <-ctx.Done():
+			return stop(ctx.Err())
+		}
+	}
+	if opt.OnStart != nil {
+		opt.OnStart()
+	}
+	start := time.Now()
+	close(release)
+	var end time.Time
+	for range n {
+		select {
+		case t := <-finished:
+			if t.After(end) {
+				end = t
+			}
+		case err := <-errs:
+			return stop(err)
+		case <-ctx.Done():
+			return stop(ctx.Err())
+		}
+	}
+	if opt.OnStop != nil {
+		opt.OnStop()
+	}
+	wg.Wait()
+	select {
+	case err := <-errs:
+		return nil, nil, err
+	default:
+	}
+	st := &Stats{Agents: n, Rounds: opt.Rounds, Elapsed: end.Sub(start)}
+	st.DecisionsPerSec = float64(n*opt.Rounds) / st.Elapsed.Seconds()
+	var rtts []time.Duration
+	var obs, dec, obsN, decN int
+	for _, c := range clients {
+		rtts = append(rtts, c.rtts...)
+		obs, dec, obsN, decN = obs+c.obsBytes, dec+c.decBytes, obsN+c.obsN, decN+c.decN
+	}
+	slices.Sort(rtts)
+	st.RTTP50, st.RTTP99 = percentile(rtts, 0.50), percentile(rtts, 0.99)
+	st.ObsBytes, st.DecisionBytes = float64(obs)/float64(max(obsN, 1)), float64(dec)/float64(max(decN, 1))
+	return st, clients, nil
+}
+
+// percentile is the nearest-rank percentile of sorted samples.
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(p*float64(len(sorted)))) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+// codec encodes the clients' messages (Core Deterministic, like the server).
+var codec = func() *ipc.Codec {
+	c, err := ipc.NewCodec(ipc.Limits{})
+	if err != nil {
+		panic(err)
+	}
+	return c
+}()
+
+// client is a lean protocol client: it reads frames through a buffer, parses
+// only what it needs, and writes each decision with one write.
+type client struct {
+	idx    int
+	nc     net.Conn
+	r      *bufio.Reader
+	rounds int
+	rng    *rand.Rand
+	buf    []byte // the frame being read
+	out    []byte // the frame being written
+	seen   int    // observations read
+	last   time.Time
+	rtts   []time.Duration
+
+	lastObs                        []byte
+	obsBytes, decBytes, obsN, decN int
+}
+
+func newClient(idx int, nc net.Conn, rounds int) *client {
+	return &client{idx: idx, nc: nc, r: bufio.NewReaderSize(nc, 64<<10), rounds: rounds,
+		rng: rand.New(rand.NewPCG(uint64(idx), 0x1bc)), rtts: make([]time.Duration, 0, rounds)}
+}
+
+// incoming is what the client reads of a server message.
+type incoming struct {
+	Type        string `cbor:"type"`
+	Tick        int    `cbor:"tick"`
+	Code        string `cbor:"code"`
+	Message     string `cbor:"message"`
+	Observation struct {
+		Position [3]float64 `cbor:"position"`
+	} `cbor:"observation"`
+}
+
+type decision struct {
+	Type   string      `cbor:"type"`
+	Tick   int         `cbor:"tick"`
+	Tool   string      `cbor:"tool"`
+	Params *moveParams `cbor:"params,omitempty"`
+}
+
+type moveParams struct {
+	TargetX float64 `cbor:"target_x"`
+	TargetZ float64 `cbor:"target_z"`
+}
+
+func (c *client) send(v any) error {
+	b, err := codec.Marshal(v)
+	if err != nil {
+		return err
+	}
+	c.out = ipc.AppendFrame(c.out[:0], b)
+	_, err = c.nc.Write(c.out)
+	return err
+}
+
+// play answers observations until the episode ends or the server closes the
+// connection. It signals ready on its first observation and waits for
+// release, and reports when it has read observation number rounds (counting
+// from 0).
+func (c *client) play(ready chan<- struct{}, release <-chan struct{}, finished chan<- time.Time) error {
+	for {
+		f, err := ipc.ReadFrame(c.r, ipc.DefaultMaxFrame, c.buf)
+		now := time.Now()
+		if err != nil {
+			if errors.Is(err, io.EOF) && c.seen > c.rounds {
+				return nil
+			}
+			return err
+		}
+		c.buf = f
+		var m incoming
+		if err := cbor.Unmarshal(f, &m); err != nil {
+			return err
+		}
+		switch m.Type {
+		case "observation":
+		case "episode_end":
+			if c.seen <= c.rounds {
+				return fmt.Errorf("episode ended after %d observations", c.seen)
+			}
+			return nil
+		case "error":
+			return fmt.Errorf("server error %s: %s", m.Code, m.Message)
+		default: // welcome, episode_start
+			continue
+		}
+		k := c.seen
+		c.seen++
+		measured := k > 0 && k <= c.rounds
+		if measured {
+			c.rtts = append(c.rtts, now.Sub(c.last))
+			c.obsBytes += 4 + len(f)
+			c.obsN++
+		}
+		if k == c.rounds {
+			c.lastObs = ipc.AppendFrame(nil, f)
+			finished <- now
+		}
+		if k == 0 {
+			ready <- struct{}{}
+			<-release
+		}
+		d := decision{Type: "decision", Tick: m.Tick, Tool: "idle"}
+		if (k+c.idx)%8 == 0 {
+			a, r := c.rng.Float64()*2*math.Pi, 3+3*c.rng.Float64()
+			p := m.Observation.Position
+			d.Tool = "move_to"
+			d.Params = &moveParams{TargetX: clamp(p[0]+r*math.Cos(a), 48), TargetZ: clamp(p[2]+r*math.Sin(a), 48)}
+		}
+		if err := c.send(d); err != nil {
+			return err
+		}
+		c.last = time.Now()
+		if k < c.rounds {
+			c.decBytes += len(c.out)
+			c.decN++
+		}
+	}
+}
+
+func clamp(v, lim float64) float64 { return min(max(v, -lim), lim) }

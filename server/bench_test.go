@@ -1,0 +1,40 @@
+package server_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/arena-sim/arena/internal/ipcbench"
+)
+
+// BenchmarkLockstep100Unix runs a lockstep server.Server for 100 clients over
+// a Unix socket (b.N ticks, so ns/op is one lockstep tick of 100 decisions),
+// then, in the same run, a bare Unix-socket echo of frames of the same sizes
+// with the same pattern (write to all 100, wait for all 100 replies). The
+// round trip is measured at each client, from the end of the write of its
+// decision to the end of the read of its next observation (or echo frame);
+// see internal/ipcbench and docs/performance.md.
+func BenchmarkLockstep100Unix(b *testing.B) {
+	lock, frames, err := ipcbench.Lockstep(context.Background(), ipcbench.Options{Agents: 100, Rounds: b.N, Dir: b.TempDir(),
+		OnStart: b.ResetTimer, OnStop: b.StopTimer})
+	if err != nil {
+		b.Fatal(err)
+	}
+	echo, err := ipcbench.Echo(context.Background(), ipcbench.Options{Agents: 100, Rounds: b.N, Dir: b.TempDir()}, frames)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := ipcbench.Result{Lockstep: *lock, Echo: *echo}
+	p50, p99 := r.Ratios()
+	us := func(d interface{ Microseconds() int64 }) float64 { return float64(d.Microseconds()) }
+	b.ReportMetric(lock.DecisionsPerSec, "decisions/s")
+	b.ReportMetric(us(lock.RTTP50), "rtt-p50-µs")
+	b.ReportMetric(us(lock.RTTP99), "rtt-p99-µs")
+	b.ReportMetric(echo.DecisionsPerSec, "echo-decisions/s")
+	b.ReportMetric(us(echo.RTTP50), "echo-p50-µs")
+	b.ReportMetric(us(echo.RTTP99), "echo-p99-µs")
+	b.ReportMetric(p50, "ratio-p50")
+	b.ReportMetric(p99, "ratio-p99")
+	b.ReportMetric(lock.ObsBytes, "obs-B")
+	b.ReportMetric(lock.DecisionBytes, "decision-B")
+}
