@@ -131,7 +131,7 @@ func (s *Server) hello(sess *session, h *ipc.Hello) {
 		s.fail(c, &ipc.ProtocolError{Code: ipc.CodeNoSlot, Fatal: true, Message: fmt.Sprintf("slot %q is played by a built-in bot", sl.id)})
 		return
 	}
-	if sl.conn != nil {
+	if sl.conn != nil && !isDone(sl.conn) {
 		s.fail(c, &ipc.ProtocolError{Code: ipc.CodeSlotTaken, Fatal: true, Message: fmt.Sprintf("slot %q already has a connected client", sl.id)})
 		return
 	}
@@ -156,6 +156,17 @@ func (s *Server) hello(sess *session, h *ipc.Hello) {
 			msg.DeadlineMS = max(int(time.Until(sl.deadline).Milliseconds()), 1)
 		}
 		c.SendLatest(msg)
+	}
+}
+
+// isDone reports whether the connection has ended (its end notice may still
+// be on its way).
+func isDone(c *ipc.Conn) bool {
+	select {
+	case <-c.Done():
+		return true
+	default:
+		return false
 	}
 }
 

@@ -269,10 +269,19 @@ func TestAReconnectingAgentGetsItsUnansweredObservationAgain(t *testing.T) {
 	require.Equal(t, 0, tick)
 	first.nc.Close() // gone without deciding
 
-	again := dial(t, addr)
-	again.send(map[string]any{"type": "hello", "protocol": 1, "role": "agent", "agent": "agent_001"})
-	m, _ := again.recv()
-	require.Equal(t, "welcome", m["type"])
+	// Until the server has seen the old connection end, the slot is taken: a
+	// client retries, as the SDK does.
+	var again *client
+	var m map[string]any
+	for try := 0; try < 100; try++ {
+		again = dial(t, addr)
+		again.send(map[string]any{"type": "hello", "protocol": 1, "role": "agent", "agent": "agent_001"})
+		if m, _ = again.recv(); m["code"] != ipc.CodeSlotTaken {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	require.Equal(t, "welcome", m["type"], "%v", m)
 	require.Equal(t, "agent_001", m["agent_id"])
 	m, _ = again.recv()
 	require.Equal(t, "episode_start", m["type"], "a rejoining agent learns which episode it is in")
