@@ -59,9 +59,13 @@ type Runner struct {
 	// Journal, when set, records every tick.
 	Journal *Journal
 	// OnTick, when set, is called after every tick (progress bars, viewers)
-	// with the world's new tick and the events of the tick just run (valid
-	// until the next tick).
-	OnTick func(tick int, events []world.Event)
+	// with the tick's record: its number (the world is now at Tick+1) and
+	// events, and, when journaling or Record is set, its decisions and state
+	// hash. The record is valid until the next tick.
+	OnTick func(rec *TickRecord)
+	// Record fills every tick's record (decisions and state hash) for OnTick
+	// even without a journal.
+	Record bool
 
 	obs       map[string]*world.Observation
 	obsList   []*world.Observation
@@ -125,7 +129,7 @@ func (r *Runner) Run(ctx context.Context) (*Results, error) {
 			}
 		}
 		if r.OnTick != nil {
-			r.OnTick(w.Tick(), rec.Events)
+			r.OnTick(&rec)
 		}
 		if done, why := w.Done(); done {
 			reason = why
@@ -187,7 +191,7 @@ func (r *Runner) step(ctx context.Context, period int) (TickRecord, error) {
 				continue
 			}
 			res := r.Tools.Decide(w, agents[i].ID, tick, d)
-			if r.Journal != nil {
+			if r.Journal != nil || r.Record {
 				rec.Decisions = append(rec.Decisions, DecisionEntry{Agent: agents[i].ID, Tool: d.Tool, Params: d.Params,
 					Reasoning: d.Reasoning, TimedOut: d.TimedOut, Result: res})
 			}
@@ -195,7 +199,7 @@ func (r *Runner) step(ctx context.Context, period int) (TickRecord, error) {
 	}
 	w.Step()
 	rec.Events = w.TakeEvents()
-	if r.Journal != nil {
+	if r.Journal != nil || r.Record {
 		rec.Hash = world.FormatHash(w.StateHash())
 	}
 	return rec, nil

@@ -104,8 +104,8 @@ func TestStopEndsTheEpisode(t *testing.T) {
 	w, err := sc.NewWorld(scenarios.Options{Seed: 1})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &engine.Runner{World: w, OnTick: func(tick int, _ []world.Event) {
-		if tick == 25 {
+	r := &engine.Runner{World: w, OnTick: func(rec *engine.TickRecord) {
+		if rec.Tick+1 == 25 {
 			cancel()
 		}
 	}}
@@ -151,6 +151,6 @@ func TestBadParamsNeverCostTheJournal(t *testing.T) {
 	require.Equal(t, 5, res.Ticks)
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
-	require.Contains(t, string(b), `"target":["NaN","+Inf",1]`)
+	require.Contains(t, string(b), `"target":[{"$float":"NaN"},{"$float":"+Inf"},1]`)
 	require.Contains(t, string(b), `"error_code":"INVALID_PARAMS"`)
 }

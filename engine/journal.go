@@ -19,6 +19,7 @@ type JournalHeader struct {
 	Scenario       string          `json:"scenario"`
 	ScenarioFile   json.RawMessage `json:"scenario_file,omitempty"`
 	Seed           uint64          `json:"seed"`
+	Episode        int             `json:"episode,omitempty"`
 	Agents         []string        `json:"agents"`
 	DecisionPeriod int             `json:"decision_period"`
 	TimeLimit      int             `json:"time_limit"` // ticks, after any --ticks override
@@ -68,8 +69,8 @@ type tickLine struct {
 }
 
 // WriteTick appends one tick. Values JSON cannot hold (NaN and infinities an
-// agent sent, say) are written as the strings "NaN", "+Inf" and "-Inf", so that
-// a bad decision never costs the journal.
+// agent sent, say) are written as {"$float": "NaN"} ("+Inf", "-Inf"), so that
+// a bad decision never costs the journal and a replay sends the same value.
 func (j *Journal) WriteTick(rec TickRecord) error {
 	for i := range rec.Decisions {
 		d := &rec.Decisions[i]
@@ -113,6 +114,34 @@ func hasNonFinite(v any) bool {
 	return false
 }
 
+// floatKey marks a non-finite number in a journal.
+const floatKey = "$float"
+
+// unfinite undoes finite on a decoded journal value.
+func unfinite(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		if len(x) == 1 {
+			switch x[floatKey] {
+			case "NaN":
+				return math.NaN()
+			case "+Inf":
+				return math.Inf(1)
+			case "-Inf":
+				return math.Inf(-1)
+			}
+		}
+		for k, e := range x {
+			x[k] = unfinite(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = unfinite(e)
+		}
+	}
+	return v
+}
+
 func finite(v any) any {
 	switch x := v.(type) {
 	case float32:
@@ -120,11 +149,11 @@ func finite(v any) any {
 	case float64:
 		switch {
 		case math.IsNaN(x):
-			return "NaN"
+			return map[string]any{floatKey: "NaN"}
 		case math.IsInf(x, 1):
-			return "+Inf"
+			return map[string]any{floatKey: "+Inf"}
 		case math.IsInf(x, -1):
-			return "-Inf"
+			return map[string]any{floatKey: "-Inf"}
 		}
 		return x
 	case map[string]any:

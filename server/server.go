@@ -42,10 +42,13 @@ type Options struct {
 	// with tokens takes no spectators.
 	Tokens map[string]string
 	Ticks  int // replaces the scenario's time limit when positive
-	Conn   ipc.ConnOptions
-	// Journal, when set, records every tick.
-	Journal *engine.Journal
-	Log     *slog.Logger
+	// Episodes is how many episodes to run, one after the other, each with
+	// the seed engine.EpisodeSeed derives from Seed [1].
+	Episodes int
+	Conn     ipc.ConnOptions
+	// Recorder, when set, journals every episode and keeps its results.
+	Recorder engine.Recorder
+	Log      *slog.Logger
 }
 
 type slot struct {
@@ -114,21 +117,18 @@ func New(opt Options) (*Server, error) {
 	if opt.DecisionTimeout <= 0 {
 		opt.DecisionTimeout = 5 * time.Second
 	}
+	opt.Episodes = max(opt.Episodes, 1)
 	codec, err := ipc.NewCodec(ipc.Limits{})
 	if err != nil {
 		return nil, err
 	}
-	w, err := opt.Scenario.NewWorld(scenarios.Options{Seed: opt.Seed, Agents: opt.Agents, Ticks: opt.Ticks})
-	if err != nil {
-		return nil, err
-	}
-	reg, err := tools.ForWorld(w)
-	if err != nil {
-		return nil, err
-	}
-	s := &Server{opt: opt, codec: codec, w: w, reg: reg, log: opt.Log, inbox: make(chan ipc.Incoming, 256),
+	s := &Server{opt: opt, codec: codec, log: opt.Log, inbox: make(chan ipc.Incoming, 256),
 		accepted: make(chan net.Conn), sessions: map[*ipc.Conn]*session{}, slots: map[string]*slot{},
 		limit: opt.Scenario.ToolCallLimit()}
+	if err := s.newWorld(1); err != nil {
+		return nil, err
+	}
+	w := s.w
 	if opt.Mode == "realtime" {
 		s.speed = 1
 	}
@@ -139,15 +139,8 @@ func New(opt Options) (*Server, error) {
 	if opt.Bots < 0 || opt.Bots > len(agents) {
 		return nil, fmt.Errorf("server: %d bots for %d slots", opt.Bots, len(agents))
 	}
-	for i, a := range agents {
-		sl := &slot{id: a.ID, team: a.Team, sentTick: -1, decidedTick: -1}
-		if i >= len(agents)-opt.Bots {
-			b, err := bots.New(opt.Scenario.Agents.Bot, bots.Info{AgentID: a.ID, Seed: opt.Seed, Bounds: w.Bounds(), Rules: w.Rules()})
-			if err != nil {
-				return nil, err
-			}
-			sl.bot = b
-		}
+	for _, a := range agents {
+		sl := &slot{id: a.ID, team: a.Team}
 		if opt.Tokens != nil {
 			sl.token = opt.Tokens[a.ID]
 		}
@@ -159,19 +152,52 @@ func New(opt Options) (*Server, error) {
 			return nil, fmt.Errorf("server: tokens name slot %q, which the scenario does not have", id)
 		}
 	}
+	if err := s.resetSlots(); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
-// SetJournal records every tick of the episode in j (call before Serve).
-func (s *Server) SetJournal(j *engine.Journal) { s.opt.Journal = j }
+// newWorld builds episode ep's world and tool registry.
+func (s *Server) newWorld(ep int) error {
+	seed := engine.EpisodeSeed(s.opt.Seed, ep)
+	w, err := s.opt.Scenario.NewWorld(scenarios.Options{Seed: seed, Agents: s.opt.Agents, Ticks: s.opt.Ticks})
+	if err != nil {
+		return fmt.Errorf("episode %d: %w", ep, err)
+	}
+	reg, err := tools.ForWorld(w)
+	if err != nil {
+		return fmt.Errorf("episode %d: %w", ep, err)
+	}
+	s.w, s.reg, s.episode, s.events = w, reg, ep, nil
+	return nil
+}
+
+// resetSlots readies the slots for a new episode: nothing sent or decided,
+// and fresh built-in bots seeded for it. Connections stay.
+func (s *Server) resetSlots() error {
+	for i, sl := range s.order {
+		*sl = slot{id: sl.id, team: sl.team, conn: sl.conn, token: sl.token, sentTick: -1, decidedTick: -1}
+		if i >= len(s.order)-s.opt.Bots {
+			b, err := bots.New(s.opt.Scenario.Agents.Bot, bots.Info{AgentID: sl.id, Seed: s.w.Seed(), Bounds: s.w.Bounds(), Rules: s.w.Rules()})
+			if err != nil {
+				return err
+			}
+			sl.bot = b
+		}
+	}
+	return nil
+}
 
 // World is the server's world; touch it only from the goroutine running Serve.
 func (s *Server) World() *world.World { return s.w }
 
-// Serve accepts connections on the listeners, starts the episode once every
-// remote slot is connected (or StartAfter has passed), runs it and returns the
-// results. Cancelling ctx ends the episode after the current tick ("stopped").
-func (s *Server) Serve(ctx context.Context, listeners ...net.Listener) (*engine.Results, error) {
+// Serve accepts connections on the listeners, starts the first episode once
+// every remote slot is connected (or StartAfter has passed), runs the
+// episodes one after the other and returns their results. Connected sessions
+// stay from one episode to the next. Cancelling ctx ends the episode under
+// way after its current tick ("stopped"), and no other starts.
+func (s *Server) Serve(ctx context.Context, listeners ...net.Listener) ([]*engine.Results, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// Connections outlive ctx long enough to be told how the episode ended.
@@ -187,27 +213,74 @@ func (s *Server) Serve(ctx context.Context, listeners ...net.Listener) (*engine.
 		}
 	}()
 	if err := s.waitForStart(ctx); err != nil {
-		s.closeAll("stopped", nil)
+		s.broadcast(ipc.EpisodeEnd{Type: "episode_end", Episode: 1, Reason: "stopped", Final: true})
+		s.closeAll()
 		return nil, err
 	}
-	s.started, s.episode, s.next = true, 1, time.Now()
-	for c, sess := range s.sessions {
-		if sess.slot != nil || sess.spectator {
-			c.Send(ipc.EpisodeStart{Type: "episode_start", Episode: s.episode, Seed: s.w.Seed(), Tick: s.w.Tick(), Objective: s.w.Objective()})
+	s.started = true
+	var all []*engine.Results
+	for ep := 1; ; ep++ {
+		if ep > 1 {
+			if err := s.newWorld(ep); err != nil {
+				s.closeAll()
+				return all, err
+			}
+			if err := s.resetSlots(); err != nil {
+				s.closeAll()
+				return all, err
+			}
+		}
+		res, err := s.runEpisode(ctx)
+		if err != nil {
+			s.closeAll()
+			return all, err
+		}
+		all = append(all, res)
+		final := ep >= s.opt.Episodes || ctx.Err() != nil
+		s.broadcast(ipc.EpisodeEnd{Type: "episode_end", Episode: ep, Tick: s.w.Tick(), Reason: res.EndReason, Final: final, Results: res})
+		if final {
+			break
 		}
 	}
+	s.closeAll()
+	return all, nil
+}
+
+// runEpisode tells every session the episode starts, runs it, and records it.
+func (s *Server) runEpisode(ctx context.Context) (*engine.Results, error) {
+	var j *engine.Journal
+	if s.opt.Recorder != nil {
+		var err error
+		if j, err = s.opt.Recorder.Begin(s.episode, s.w); err != nil {
+			return nil, err
+		}
+	}
+	s.next = time.Now()
+	for _, sess := range s.sessions {
+		sess.static = false
+	}
+	s.broadcast(ipc.EpisodeStart{Type: "episode_start", Episode: s.episode, Seed: s.w.Seed(), Tick: s.w.Tick(), Objective: s.w.Objective()})
 	r := &engine.Runner{World: s.w, Tools: s.reg, Gatherer: s, DecisionPeriod: s.opt.Scenario.Limits.DecisionPeriod,
-		MaxTicks: s.w.Objective().TimeLimit, Journal: s.opt.Journal, OnTick: func(_ int, events []world.Event) {
-			s.events = events
+		MaxTicks: s.w.Objective().TimeLimit, Journal: j, OnTick: func(rec *engine.TickRecord) {
+			s.events = rec.Events
 			s.afterTick(ctx)
 		}}
 	res, err := r.Run(ctx)
-	if err != nil {
-		s.closeAll("stopped", nil)
-		return nil, err
+	if s.opt.Recorder != nil {
+		if rerr := s.opt.Recorder.End(s.episode, j, res, err); err == nil {
+			err = rerr
+		}
 	}
-	s.closeAll(res.EndReason, res)
-	return res, nil
+	return res, err
+}
+
+// broadcast sends msg to every agent and spectator session.
+func (s *Server) broadcast(msg any) {
+	for c, sess := range s.sessions {
+		if sess.slot != nil || sess.spectator {
+			c.Send(msg)
+		}
+	}
 }
 
 func (s *Server) acceptLoop(ctx context.Context, l net.Listener) {
@@ -392,11 +465,9 @@ func (s *Server) warn(msg string, args ...any) {
 	s.log.Warn(msg, append(args, "tick", s.w.Tick(), "tick_rate", s.tickRate()*s.speed)...)
 }
 
-func (s *Server) closeAll(reason string, res *engine.Results) {
-	for c, sess := range s.sessions {
-		if sess.slot != nil || sess.spectator {
-			c.Send(ipc.EpisodeEnd{Type: "episode_end", Episode: max(s.episode, 1), Tick: s.w.Tick(), Reason: reason, Final: true, Results: res})
-		}
+// closeAll closes every session once what is queued for it is written.
+func (s *Server) closeAll() {
+	for c := range s.sessions {
 		c.Close()
 	}
 	deadline := time.After(2 * time.Second)

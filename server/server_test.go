@@ -67,20 +67,31 @@ func startScenario(t *testing.T, sc *scenarios.Scenario, opt server.Options) (st
 	opt.Scenario = sc
 	srv, err := server.New(opt)
 	require.NoError(t, err)
-	addr := "unix:" + filepath.Join(t.TempDir(), "arena.sock")
-	l, err := ipc.Listen(context.Background(), addr)
-	require.NoError(t, err)
+	addr, l := listen(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	done := make(chan *engine.Results, 1)
 	go func() {
-		res, err := srv.Serve(ctx, l)
+		all, err := srv.Serve(ctx, l)
 		if err != nil {
 			t.Log("serve:", err)
 		}
-		done <- res
+		var last *engine.Results
+		if len(all) > 0 {
+			last = all[len(all)-1]
+		}
+		done <- last
 	}()
 	return addr, done, cancel
+}
+
+// listen opens a Unix socket in a temporary folder.
+func listen(t *testing.T) (string, net.Listener) {
+	t.Helper()
+	addr := "unix:" + filepath.Join(t.TempDir(), "arena.sock")
+	l, err := ipc.Listen(context.Background(), addr)
+	require.NoError(t, err)
+	return addr, l
 }
 
 // play runs a forager over the protocol until the episode ends.

@@ -2,12 +2,14 @@ package server_test
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/arena-sim/arena/engine"
 	"github.com/arena-sim/arena/ipc"
 	"github.com/arena-sim/arena/scenarios"
 	"github.com/arena-sim/arena/server"
@@ -306,4 +308,50 @@ func TestAReconnectingAgentGetsItsUnansweredObservationAgain(t *testing.T) {
 	}
 	res := <-done
 	require.Equal(t, 3, res.Ticks)
+}
+
+func TestEpisodesFollowEachOtherOnTheSameSession(t *testing.T) {
+	sc, err := scenarios.Load("foraging")
+	require.NoError(t, err)
+	srv, err := server.New(server.Options{Scenario: sc, Seed: 9, Agents: 2, Bots: 1, Ticks: 5, Episodes: 3})
+	require.NoError(t, err)
+	addr, l := listen(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan []*engine.Results, 1)
+	go func() {
+		all, err := srv.Serve(ctx, l)
+		require.NoError(t, err)
+		done <- all
+	}()
+	c := dial(t, addr)
+	c.send(map[string]any{"type": "hello", "protocol": 1, "role": "agent"})
+	for ep := 1; ep <= 3; ep++ {
+		var start ipc.EpisodeStart
+		for m, raw := c.recv(); ; m, raw = c.recv() {
+			if m["type"] == "episode_start" {
+				require.NoError(t, cbor.Unmarshal(raw, &start))
+				break
+			}
+			require.Equal(t, "welcome", m["type"])
+		}
+		require.Equal(t, ep, start.Episode)
+		require.Equal(t, engine.EpisodeSeed(9, ep), start.Seed)
+		require.Equal(t, 0, start.Tick)
+		for tick := 0; tick < 5; tick++ {
+			got, _ := c.observe()
+			require.Equal(t, tick, got, "episode %d starts again at tick 0", ep)
+			c.send(map[string]any{"type": "decision", "tick": tick, "tool": "idle"})
+		}
+		m, raw := c.recv()
+		require.Equal(t, "episode_end", m["type"])
+		var end ipc.EpisodeEnd
+		require.NoError(t, cbor.Unmarshal(raw, &end))
+		require.Equal(t, ep, end.Episode)
+		require.Equal(t, ep == 3, end.Final)
+		require.Equal(t, engine.EpisodeSeed(9, ep), end.Results.Seed)
+	}
+	all := <-done
+	require.Len(t, all, 3)
+	require.NotEqual(t, all[0].FinalStateHash, all[1].FinalStateHash)
 }

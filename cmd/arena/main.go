@@ -1,7 +1,11 @@
-// Command arena is Arena's command line: run a scenario headless with built-in
-// agents, list scenarios, and print tool schemas.
+// Command arena is Arena's command line: run scenarios headless with
+// built-in agents, serve them to external agents, evaluate many episodes,
+// replay and verify recorded runs, list scenarios and print tool schemas.
 //
-//	arena run --scenario foraging [--agents N] [--seed S] [--ticks T] [--out DIR]
+//	arena run --scenario foraging [--agents N] [--seed S] [--episodes N] [--out DIR]
+//	arena serve --scenario foraging [--listen unix:PATH]... [--mode lockstep|realtime]
+//	arena eval --scenario foraging --episodes 200 [--parallel P] [--out DIR]
+//	arena replay DIR/replay.jsonl [--verify]
 //	arena scenarios
 //	arena tools [--scenario S] [--format text|json|openai]
 package main
@@ -21,14 +25,23 @@ import (
 const usage = `Arena: a tick server where AI agents live in a shared world and act through tools.
 
 Usage:
-  arena run --scenario NAME|FILE [--agents N] [--seed S] [--ticks T] [--out DIR] [--quiet]
+  arena run --scenario NAME|FILE [--agents N] [--seed S] [--ticks T] [--episodes N] [--out DIR] [--quiet]
       Run a scenario headless with built-in agents, as fast as possible; print a
-      results table and write DIR/results.json and DIR/journal.jsonl.
+      results table and write DIR/results.json and DIR/replay.jsonl (with several
+      episodes: DIR/episode-NNNN/..., and DIR/report.json, episodes.csv, episodes.json).
   arena serve --scenario NAME|FILE [--listen unix:PATH]... [--listen tcp:HOST:PORT]...
               [--mode lockstep|realtime] [--tick-rate HZ] [--agents N] [--bots K]
-              [--tokens FILE] [--seed S] [--ticks T] [--out DIR] [--start-after D]
+              [--tokens FILE] [--seed S] [--ticks T] [--episodes N] [--out DIR]
+              [--start-after D] [--decision-timeout D]
       Serve the scenario to external agents over the CBOR socket protocol
-      (docs/protocol.md); built-in bots fill K slots.
+      (docs/protocol.md); built-in bots fill K slots. Writes what run writes.
+  arena eval --scenario NAME|FILE [--episodes N] [--seed S] [--parallel P] [--agents N]
+             [--ticks T] [--out DIR] [--replays] [--plots=false]
+      Run many episodes with built-in agents across cores; write every episode's
+      results (CSV and JSON), each metric's mean ± standard error, and PNG plots.
+  arena replay FILE [--verify] [--quiet]
+      Re-simulate a replay headless and print what happened; --verify checks the
+      state hash at every tick and names the first tick that differs.
   arena scenarios
       List the built-in scenarios.
   arena tools [--scenario NAME|FILE] [--format text|json|openai]
@@ -65,6 +78,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdTools(args[1:], stdout)
 	case "bench":
 		return cmdBench(ctx, args[1:], stdout)
+	case "eval":
+		return cmdEval(ctx, args[1:], stdout, stderr)
+	case "replay":
+		return cmdReplay(ctx, args[1:], stdout, stderr)
 	case "serve":
 		return cmdServe(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":

@@ -45,7 +45,7 @@ func TestRunWritesResultsAndJournal(t *testing.T) {
 	for _, a := range res.Agents {
 		require.Positive(t, a.Score)
 	}
-	st, err := os.Stat(filepath.Join(dir, "journal.jsonl"))
+	st, err := os.Stat(filepath.Join(dir, "replay.jsonl"))
 	require.NoError(t, err)
 	require.Positive(t, st.Size())
 

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -12,19 +10,19 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/arena-sim/arena/bots"
 	"github.com/arena-sim/arena/engine"
+	"github.com/arena-sim/arena/eval"
 	"github.com/arena-sim/arena/scenarios"
-	"github.com/arena-sim/arena/world"
 )
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("run", stderr)
 	scenario := fs.String("scenario", "foraging", "built-in scenario name or path to a scenario file")
 	agents := fs.Int("agents", 0, "number of agents (default: the scenario's)")
-	seed := fs.Uint64("seed", 1, "seed of the world and the built-in agents")
-	ticks := fs.Int("ticks", 0, "end the episode after this many ticks, replacing the scenario's time limit")
-	out := fs.String("out", "", "output folder for results.json and journal.jsonl (default runs/SCENARIO-seedS)")
+	seed := fs.Uint64("seed", 1, "seed of the world and the built-in agents (episode k > 1 uses a seed derived from it)")
+	ticks := fs.Int("ticks", 0, "end each episode after this many ticks, replacing the scenario's time limit")
+	episodes := fs.Int("episodes", 1, "episodes to run one after the other")
+	out := fs.String("out", "", "output folder for results.json and replay.jsonl (default runs/SCENARIO-seedS)")
 	quiet := fs.Bool("quiet", false, "print only the results table")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -32,108 +30,63 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if fs.NArg() > 0 {
 		return fmt.Errorf("run: unexpected argument %q", fs.Arg(0))
 	}
-	if *agents < 0 || *ticks < 0 {
-		return fmt.Errorf("run: --agents and --ticks must not be negative")
+	if *agents < 0 || *ticks < 0 || *episodes < 1 {
+		return fmt.Errorf("run: --agents and --ticks must not be negative, --episodes must be at least 1")
 	}
 	sc, err := scenarios.Load(*scenario)
 	if err != nil {
 		return err
 	}
-	w, err := sc.NewWorld(scenarios.Options{Seed: *seed, Agents: *agents, Ticks: *ticks})
-	if err != nil {
-		return err
-	}
-	dir := *out
-	if dir == "" {
-		dir = filepath.Join("runs", fmt.Sprintf("%s-seed%d", sc.Name, *seed))
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create output folder: %w", err)
-	}
-	ctrls, err := builtinControllers(sc, w, *seed)
-	if err != nil {
-		return err
-	}
-	j, journalPath, err := createJournal(dir, sc, w, *seed)
-	if err != nil {
-		return err
-	}
+	dir := outDir(*out, sc, *seed)
+	rec := &folder{dir: dir, episodes: *episodes, sc: sc, replays: true}
+	cfg := eval.Config{Scenario: sc, Seed: *seed, Agents: *agents, Ticks: *ticks, Episodes: *episodes, Recorder: rec}
 	maxTicks := sc.TimeLimit()
 	if *ticks > 0 {
 		maxTicks = *ticks
 	}
-	prog := newProgress(stderr, maxTicks, *quiet)
-	if !*quiet {
-		fmt.Fprintf(stderr, "arena: %s, seed %d, %d agents (%s), up to %d ticks at %g ticks/s simulated\n",
-			sc.Name, *seed, len(w.Agents()), sc.Agents.Bot, maxTicks, w.TickRate())
+	var all []*engine.Results
+	for ep := 1; ep <= *episodes && ctx.Err() == nil; ep++ {
+		prog := newProgress(stderr, maxTicks, *quiet)
+		if !*quiet {
+			fmt.Fprintf(stderr, "arena: %s, episode %d/%d, seed %d, %s agents, up to %d ticks simulated\n",
+				sc.Name, ep, *episodes, engine.EpisodeSeed(*seed, ep), sc.Agents.Bot, maxTicks)
+		}
+		start := time.Now()
+		res, err := eval.Episode(ctx, cfg, ep, func(rec *engine.TickRecord) { prog.update(rec.Tick + 1) })
+		elapsed := time.Since(start)
+		prog.done()
+		if err != nil {
+			return err
+		}
+		all = append(all, res)
+		if *episodes > 1 {
+			fmt.Fprintf(stdout, "episode %d (seed %d):\n", ep, res.Seed)
+		}
+		printResults(stdout, res)
+		if !*quiet {
+			epDir := rec.episodeDir(ep)
+			fmt.Fprintf(stdout, "\nended: %s after %d ticks (%.1f s simulated) in %s wall time, %.0f ticks/s\n",
+				res.EndReason, res.Ticks, float64(res.Ticks)/res.TickRate, elapsed.Round(time.Millisecond), float64(res.Ticks)/elapsed.Seconds())
+			fmt.Fprintf(stdout, "final state hash: %s\nresults: %s\nreplay: %s\n\n", res.FinalStateHash,
+				filepath.Join(epDir, resultsFile), filepath.Join(epDir, replayFile))
+		}
 	}
-	r := &engine.Runner{World: w, Controllers: ctrls, DecisionPeriod: sc.Limits.DecisionPeriod, MaxTicks: maxTicks, Journal: j, OnTick: prog.update}
-	start := time.Now()
-	res, runErr := r.Run(ctx)
-	elapsed := time.Since(start)
-	prog.done()
-	resultsPath, err := finishRun(dir, j, res, runErr)
-	if err != nil {
-		return err
-	}
-	printResults(stdout, res)
-	if !*quiet {
-		fmt.Fprintf(stdout, "\nended: %s after %d ticks (%.1f s simulated) in %s wall time, %.0f ticks/s\n",
-			res.EndReason, res.Ticks, float64(res.Ticks)/res.TickRate, elapsed.Round(time.Millisecond), float64(res.Ticks)/elapsed.Seconds())
-		fmt.Fprintf(stdout, "final state hash: %s\nresults: %s\njournal: %s\n", res.FinalStateHash, resultsPath, journalPath)
+	if *episodes > 1 {
+		rep := eval.NewReport(sc.Name, *seed, all)
+		if err := writeReport(dir, rep); err != nil {
+			return err
+		}
+		printReport(stdout, rep)
 	}
 	return nil
 }
 
-// createJournal opens DIR/journal.jsonl with a header describing the world.
-func createJournal(dir string, sc *scenarios.Scenario, w *world.World, seed uint64) (*engine.Journal, string, error) {
-	ids := make([]string, 0, len(w.Agents()))
-	for _, a := range w.Agents() {
-		ids = append(ids, a.ID)
+// outDir is --out, or runs/SCENARIO-seedS.
+func outDir(out string, sc *scenarios.Scenario, seed uint64) string {
+	if out != "" {
+		return out
 	}
-	path := filepath.Join(dir, "journal.jsonl")
-	j, err := engine.CreateJournal(path, engine.JournalHeader{
-		Scenario: sc.Name, ScenarioFile: json.RawMessage(compactJSON(sc.Raw)), Seed: seed, Agents: ids,
-		DecisionPeriod: sc.Limits.DecisionPeriod, TimeLimit: w.Objective().TimeLimit, InitialHash: world.FormatHash(w.StateHash()),
-	})
-	return j, path, err
-}
-
-// finishRun closes the journal and writes DIR/results.json, returning its path.
-func finishRun(dir string, j *engine.Journal, res *engine.Results, runErr error) (string, error) {
-	if err := j.Close(); err != nil && runErr == nil {
-		runErr = err
-	}
-	if runErr != nil {
-		return "", runErr
-	}
-	path := filepath.Join(dir, "results.json")
-	return path, res.WriteJSON(path)
-}
-
-// builtinControllers gives every agent of the world the scenario's built-in bot.
-func builtinControllers(sc *scenarios.Scenario, w *world.World, seed uint64) (map[string]engine.Controller, error) {
-	kind := sc.Agents.Bot
-	if kind == "" {
-		kind = "forager"
-	}
-	ctrls := map[string]engine.Controller{}
-	for _, a := range w.Agents() {
-		b, err := bots.New(kind, bots.Info{AgentID: a.ID, Seed: seed, Bounds: w.Bounds(), Rules: w.Rules()})
-		if err != nil {
-			return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
-		}
-		ctrls[a.ID] = b
-	}
-	return ctrls, nil
-}
-
-func compactJSON(raw []byte) []byte {
-	var b bytes.Buffer
-	if err := json.Compact(&b, raw); err != nil {
-		return nil
-	}
-	return b.Bytes()
+	return filepath.Join("runs", fmt.Sprintf("%s-seed%d", sc.Name, seed))
 }
 
 func printResults(w io.Writer, res *engine.Results) {
@@ -175,10 +128,11 @@ type progress struct {
 	quiet    bool
 	lastPct  int
 	lastDraw time.Time
+	unit     string // what is counted ["tick"]
 }
 
 func newProgress(w io.Writer, total int, quiet bool) *progress {
-	p := &progress{w: w, total: max(total, 1), quiet: quiet, lastPct: -1}
+	p := &progress{w: w, total: max(total, 1), quiet: quiet, lastPct: -1, unit: "tick"}
 	if f, ok := w.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
 			p.tty = true
@@ -187,7 +141,7 @@ func newProgress(w io.Writer, total int, quiet bool) *progress {
 	return p
 }
 
-func (p *progress) update(tick int, _ []world.Event) {
+func (p *progress) update(tick int) {
 	if p.quiet {
 		return
 	}
@@ -199,12 +153,12 @@ func (p *progress) update(tick int, _ []world.Event) {
 		p.lastDraw = time.Now()
 		const width = 40
 		fill := pct * width / 100
-		fmt.Fprintf(p.w, "\r[%s%s] %3d%%  tick %d/%d", strings.Repeat("#", fill), strings.Repeat(".", width-fill), pct, tick, p.total)
+		fmt.Fprintf(p.w, "\r[%s%s] %3d%%  %s %d/%d", strings.Repeat("#", fill), strings.Repeat(".", width-fill), pct, p.unit, tick, p.total)
 		return
 	}
 	if pct/10 != p.lastPct/10 {
 		p.lastPct = pct
-		fmt.Fprintf(p.w, "progress: tick %d/%d (%d%%)\n", tick, p.total, pct)
+		fmt.Fprintf(p.w, "progress: %s %d/%d (%d%%)\n", p.unit, tick, p.total, pct)
 	}
 }
 

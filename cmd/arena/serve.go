@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/arena-sim/arena/eval"
 	"github.com/arena-sim/arena/ipc"
 	"github.com/arena-sim/arena/scenarios"
 	"github.com/arena-sim/arena/server"
@@ -33,8 +34,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	botCount := fs.Int("bots", 0, "give the last K slots to the scenario's built-in bot")
 	tokens := fs.String("tokens", "", "JSON file of slot id → token; every hello must then carry its token")
 	seed := fs.Uint64("seed", 1, "seed of the world and the built-in bots")
-	ticks := fs.Int("ticks", 0, "end the episode after this many ticks, replacing the scenario's time limit")
-	out := fs.String("out", "", "output folder for results.json and journal.jsonl (default runs/SCENARIO-seedS)")
+	ticks := fs.Int("ticks", 0, "end each episode after this many ticks, replacing the scenario's time limit")
+	episodes := fs.Int("episodes", 1, "episodes to run one after the other; sessions stay connected between them")
+	out := fs.String("out", "", "output folder for results.json and replay.jsonl (default runs/SCENARIO-seedS)")
 	startAfter := fs.Duration("start-after", 0, "start even if not every slot is connected after this long (default: wait)")
 	timeout := fs.Duration("decision-timeout", 5*time.Second, "lockstep: how long to wait for each decision")
 	if err := fs.Parse(args); err != nil {
@@ -42,6 +44,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("serve: unexpected argument %q", fs.Arg(0))
+	}
+	if *episodes < 1 {
+		return fmt.Errorf("serve: --episodes must be at least 1")
 	}
 	if len(listens) == 0 {
 		listens = listFlag{"unix:arena.sock"}
@@ -60,24 +65,15 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return fmt.Errorf("serve: tokens file %s: want a JSON object of slot id → token: %w", *tokens, err)
 		}
 	}
-	dir := *out
-	if dir == "" {
-		dir = filepath.Join("runs", fmt.Sprintf("%s-seed%d", sc.Name, *seed))
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create output folder: %w", err)
-	}
+	dir := outDir(*out, sc, *seed)
+	rec := &folder{dir: dir, episodes: *episodes, sc: sc, replays: true}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	srv, err := server.New(server.Options{Scenario: sc, Seed: *seed, Agents: *agents, Bots: *botCount, Mode: *mode,
-		TickRate: *tickRate, DecisionTimeout: *timeout, StartAfter: *startAfter, Tokens: tok, Ticks: *ticks, Log: logger})
+		TickRate: *tickRate, DecisionTimeout: *timeout, StartAfter: *startAfter, Tokens: tok, Ticks: *ticks,
+		Episodes: *episodes, Recorder: rec, Log: logger})
 	if err != nil {
 		return err
 	}
-	j, journalPath, err := createJournal(dir, sc, srv.World(), *seed)
-	if err != nil {
-		return err
-	}
-	srv.SetJournal(j)
 	var ls []net.Listener
 	for _, addr := range listens {
 		l, err := ipc.Listen(ctx, addr)
@@ -85,18 +81,30 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			for _, l := range ls {
 				l.Close()
 			}
-			j.Close()
 			return err
 		}
 		ls = append(ls, l)
 		logger.Info("listening", "addr", addr)
 	}
-	res, runErr := srv.Serve(ctx, ls...)
-	resultsPath, err := finishRun(dir, j, res, runErr)
+	all, err := srv.Serve(ctx, ls...)
 	if err != nil {
 		return err
 	}
-	printResults(stdout, res)
-	fmt.Fprintf(stdout, "\nended: %s after %d ticks\nfinal state hash: %s\nresults: %s\njournal: %s\n", res.EndReason, res.Ticks, res.FinalStateHash, resultsPath, journalPath)
+	for i, res := range all {
+		if len(all) > 1 {
+			fmt.Fprintf(stdout, "episode %d (seed %d):\n", i+1, res.Seed)
+		}
+		printResults(stdout, res)
+		epDir := rec.episodeDir(i + 1)
+		fmt.Fprintf(stdout, "\nended: %s after %d ticks\nfinal state hash: %s\nresults: %s\nreplay: %s\n\n", res.EndReason, res.Ticks,
+			res.FinalStateHash, filepath.Join(epDir, resultsFile), filepath.Join(epDir, replayFile))
+	}
+	if len(all) > 1 {
+		rep := eval.NewReport(sc.Name, *seed, all)
+		if err := writeReport(dir, rep); err != nil {
+			return err
+		}
+		printReport(stdout, rep)
+	}
 	return nil
 }

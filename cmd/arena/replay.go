@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/arena-sim/arena/engine"
+	"github.com/arena-sim/arena/scenarios"
+	"github.com/arena-sim/arena/world"
+)
+
+func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("replay", stderr)
+	verify := fs.Bool("verify", false, "check the state hash at every tick and fail at the first divergent one")
+	quiet := fs.Bool("quiet", false, "print only the summary, not every tick")
+	// Flags may come after the file too: arena replay FILE --verify.
+	var files []string
+	rest := args
+	for {
+		if err := fs.Parse(rest); err != nil {
+			return err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		files, rest = append(files, fs.Arg(0)), fs.Args()[1:]
+	}
+	if len(files) != 1 {
+		return errors.New("replay: want one replay file (DIR/replay.jsonl)")
+	}
+	f, err := os.Open(files[0])
+	if err != nil {
+		return fmt.Errorf("replay: %w", err)
+	}
+	defer f.Close()
+	rep, err := engine.ReadReplay(f)
+	if err != nil {
+		return fmt.Errorf("replay %s: %w", files[0], err)
+	}
+	w, err := replayWorld(rep.Header)
+	if err != nil {
+		return fmt.Errorf("replay %s: %w", files[0], err)
+	}
+	h := rep.Header
+	fmt.Fprintf(stdout, "replay of %s, seed %d, episode %d, %d agents, %d ticks recorded%s\n", h.Scenario, h.Seed, max(h.Episode, 1),
+		len(h.Agents), len(rep.Ticks), map[bool]string{true: " (cut short: the run did not finish)", false: ""}[rep.Truncated])
+	var print func(engine.TickRecord)
+	if !*quiet {
+		print = func(rec engine.TickRecord) { printTick(stdout, rec) }
+	}
+	res, err := engine.Play(ctx, rep, w, *verify, print)
+	var div *engine.Divergence
+	if errors.As(err, &div) {
+		return fmt.Errorf("replay %s: %w", files[0], err)
+	}
+	if err != nil {
+		return fmt.Errorf("replay %s: %w", files[0], err)
+	}
+	if rep.Results != nil && res.EndReason != "stopped" {
+		fmt.Fprintln(stdout)
+		printResults(stdout, res)
+		if *verify && res.FinalStateHash != rep.Results.FinalStateHash {
+			return fmt.Errorf("replay %s: final state hash %s, the replay recorded %s", files[0], res.FinalStateHash, rep.Results.FinalStateHash)
+		}
+	}
+	if *verify {
+		last := len(rep.Ticks) - 1
+		fmt.Fprintf(stdout, "verified: the state hash matches at every one of %d ticks (0 to %d)\n", len(rep.Ticks), last)
+	}
+	return nil
+}
+
+// replayWorld rebuilds a replay's world from the scenario file it carries.
+func replayWorld(h engine.JournalHeader) (*world.World, error) {
+	if len(h.ScenarioFile) == 0 {
+		return nil, errors.New("the replay does not carry its scenario file")
+	}
+	sc, err := scenarios.Parse(h.Scenario+" (from the replay)", h.ScenarioFile)
+	if err != nil {
+		return nil, err
+	}
+	return sc.NewWorld(scenarios.Options{Seed: h.Seed, Agents: len(h.Agents), Ticks: h.TimeLimit})
+}
+
+// printTick prints what happened in one tick: each decision with its
+// outcome, then the events.
+func printTick(w io.Writer, rec engine.TickRecord) {
+	if len(rec.Decisions) == 0 && len(rec.Events) == 0 {
+		return
+	}
+	for _, d := range rec.Decisions {
+		if d.Tool == "idle" && d.Result.Success && !d.TimedOut {
+			continue
+		}
+		outcome := "ok"
+		if !d.Result.Success {
+			outcome = d.Result.ErrorCode + ": " + d.Result.ErrorMessage
+		}
+		fmt.Fprintf(w, "tick %d  %s %s%s → %s\n", rec.Tick, d.Agent, d.Tool, formatParams(d.Params), outcome)
+	}
+	for _, e := range rec.Events {
+		fmt.Fprintf(w, "tick %d  event %s%s%s\n", rec.Tick, e.Type, map[bool]string{true: " " + e.Agent, false: ""}[e.Agent != ""], formatParams(e.Data))
+	}
+}
+
+func formatParams(m map[string]any) string {
+	if len(m) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s=%v", k, m[k]))
+	}
+	return " " + strings.Join(parts, " ")
+}

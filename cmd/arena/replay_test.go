@@ -1,0 +1,219 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/arena-sim/arena/engine"
+	"github.com/arena-sim/arena/eval"
+	"github.com/arena-sim/arena/scenarios"
+	"github.com/stretchr/testify/require"
+)
+
+func TestEveryScenarioReplaysAndVerifies(t *testing.T) {
+	for _, name := range scenarios.Builtin() {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			_, _, err := arena(t, "run", "--scenario", name, "--seed", "3", "--out", dir, "--quiet")
+			require.NoError(t, err)
+			out, _, err := arena(t, "replay", filepath.Join(dir, replayFile), "--verify")
+			require.NoError(t, err)
+			require.Contains(t, out, "verified: the state hash matches at every one of")
+
+			var res engine.Results
+			b, err := os.ReadFile(filepath.Join(dir, resultsFile))
+			require.NoError(t, err)
+			require.NoError(t, json.Unmarshal(b, &res))
+			require.Contains(t, out, "ticks recorded")
+			require.Contains(t, out, strconv.Itoa(res.Ticks-1)+")", "every tick was checked")
+		})
+	}
+}
+
+// rewriteLine applies edit to the replay line of tick.
+func rewriteLine(t *testing.T, path string, tick int, edit func(line map[string]any)) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	var line map[string]any
+	require.NoError(t, json.Unmarshal([]byte(lines[tick+1]), &line))
+	require.Equal(t, float64(tick), line["tick"])
+	edit(line)
+	nb, err := json.Marshal(line)
+	require.NoError(t, err)
+	lines[tick+1] = string(nb)
+	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+}
+
+func TestATamperedReplayIsCaughtAtTheRightTick(t *testing.T) {
+	dir := t.TempDir()
+	_, _, err := arena(t, "run", "--scenario", "foraging", "--seed", "2", "--out", dir, "--quiet")
+	require.NoError(t, err)
+	path := filepath.Join(dir, replayFile)
+
+	// Find a tick with a move_to and send the agent elsewhere.
+	rep := readReplay(t, path)
+	tampered := -1
+	for _, rec := range rep.Ticks {
+		for _, d := range rec.Decisions {
+			if d.Tool == "move_to" && rec.Tick > 20 && tampered < 0 {
+				tampered = rec.Tick
+			}
+		}
+	}
+	require.Positive(t, tampered)
+	rewriteLine(t, path, tampered, func(line map[string]any) {
+		for _, d := range line["decisions"].([]any) {
+			if d := d.(map[string]any); d["tool"] == "move_to" {
+				d["params"] = map[string]any{"target": []any{-20.0, 0.0, -20.0}}
+				return
+			}
+		}
+	})
+	_, _, err = arena(t, "replay", path, "--verify", "--quiet")
+	require.ErrorContains(t, err, "replay diverges at tick "+strconv.Itoa(tampered)+":")
+
+	// Without --verify it still plays, and says nothing is wrong only when asked.
+	_, _, err = arena(t, "replay", path, "--quiet")
+	require.NoError(t, err)
+}
+
+func readReplay(t *testing.T, path string) *engine.Replay {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	rep, err := engine.ReadReplay(f)
+	require.NoError(t, err)
+	return rep
+}
+
+// TestMain lets the test binary play a run that kills itself.
+func TestMain(m *testing.M) {
+	if dir := os.Getenv("ARENA_TEST_KILLED_RUN"); dir != "" {
+		killedRun(dir)
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// killedRun records foraging into dir and SIGKILLs its own process after
+// writing tick 150: no deferred close, no flush beyond what each tick wrote.
+func killedRun(dir string) {
+	sc, err := scenarios.Load("foraging")
+	if err != nil {
+		panic(err)
+	}
+	rec := &folder{dir: dir, episodes: 1, sc: sc, replays: true}
+	cfg := eval.Config{Scenario: sc, Seed: 5, Agents: 4, Recorder: rec}
+	eval.Episode(context.Background(), cfg, 1, func(r *engine.TickRecord) {
+		if r.Tick == 150 {
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		}
+	})
+	panic("not killed")
+}
+
+func TestAKilledRunLeavesAReplayThatVerifiesToItsLastTick(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run", "^$")
+	cmd.Env = append(os.Environ(), "ARENA_TEST_KILLED_RUN="+dir)
+	err := cmd.Run()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit)
+	require.Equal(t, syscall.SIGKILL, exit.Sys().(syscall.WaitStatus).Signal())
+	path := filepath.Join(dir, replayFile)
+	_, err = os.Stat(filepath.Join(dir, resultsFile))
+	require.True(t, os.IsNotExist(err), "a killed run has no results")
+
+	rep := readReplay(t, path)
+	require.True(t, rep.Truncated)
+	require.Equal(t, 151, len(rep.Ticks), "ticks 0..150 were written when the process died in tick 150's callback")
+	out, _, err := arena(t, "replay", path, "--verify", "--quiet")
+	require.NoError(t, err)
+	require.Contains(t, out, "cut short")
+	require.Contains(t, out, "every one of 151 ticks (0 to 150)")
+
+	// A half-written last line, as a crash in the middle of a write leaves.
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString(`{"type":"tick","tick":151,"decis`)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	out, _, err = arena(t, "replay", path, "--verify", "--quiet")
+	require.NoError(t, err)
+	require.Contains(t, out, "every one of 151 ticks")
+
+	// A broken line in the middle is not a crash: it is an error.
+	rewriteBroken(t, path, 40)
+	_, _, err = arena(t, "replay", path, "--verify", "--quiet")
+	require.ErrorContains(t, err, "replay line 42")
+}
+
+func rewriteBroken(t *testing.T, path string, tick int) {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	var lines []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	f.Close()
+	lines[tick+1] = lines[tick+1][:10]
+	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644))
+}
+
+func TestEvalWritesReportsAndPlots(t *testing.T) {
+	dir := t.TempDir()
+	out, errOut, err := arena(t, "eval", "--scenario", "foraging", "--episodes", "6", "--parallel", "2", "--ticks", "150", "--out", dir)
+	require.NoError(t, err)
+	require.Contains(t, errOut, "progress: episode")
+	require.Contains(t, out, "foraging over 6 episodes")
+	require.Contains(t, out, "resources_collected")
+	for _, name := range []string{"report.json", "episodes.csv", "episodes.json", "plots/score.png", "plots/metric-resources_collected.png"} {
+		st, err := os.Stat(filepath.Join(dir, name))
+		require.NoError(t, err, name)
+		require.Positive(t, st.Size(), name)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "episodes.csv"))
+	require.NoError(t, err)
+	rows := strings.Split(strings.TrimSpace(string(b)), "\n")
+	require.Len(t, rows, 7, "a header and a row per episode")
+	require.True(t, strings.HasPrefix(rows[1], "1,5,") || strings.HasPrefix(rows[1], "1,1,"), rows[1])
+	png, err := os.ReadFile(filepath.Join(dir, "plots/score.png"))
+	require.NoError(t, err)
+	require.Equal(t, "\x89PNG", string(png[:4]))
+}
+
+func TestRunWithSeveralEpisodes(t *testing.T) {
+	dir := t.TempDir()
+	out, _, err := arena(t, "run", "--scenario", "foraging", "--episodes", "3", "--ticks", "60", "--out", dir, "--quiet")
+	require.NoError(t, err)
+	require.Contains(t, out, "episode 3 (seed")
+	var seeds []uint64
+	for ep := 1; ep <= 3; ep++ {
+		var res engine.Results
+		b, err := os.ReadFile(filepath.Join(dir, "episode-000"+strconv.Itoa(ep), resultsFile))
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(b, &res))
+		require.Equal(t, engine.EpisodeSeed(1, ep), res.Seed)
+		seeds = append(seeds, res.Seed)
+		_, _, err = arena(t, "replay", filepath.Join(dir, "episode-000"+strconv.Itoa(ep), replayFile), "--verify", "--quiet")
+		require.NoError(t, err)
+	}
+	require.Equal(t, uint64(1), seeds[0], "the first episode uses the run's seed")
+	require.NotEqual(t, seeds[1], seeds[2])
+	_, err = os.Stat(filepath.Join(dir, "report.json"))
+	require.NoError(t, err)
+}

@@ -1,0 +1,144 @@
+// Package eval runs a scenario's episodes with its built-in agents, in
+// process: one episode (what `arena run` does), or many spread over worker
+// goroutines, each with its own world (`arena eval`). It aggregates the
+// episodes' results into a report: every metric's mean and standard error,
+// pass rates, and per-episode rows for CSV and JSON.
+package eval
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/arena-sim/arena/bots"
+	"github.com/arena-sim/arena/engine"
+	"github.com/arena-sim/arena/scenarios"
+	"github.com/arena-sim/arena/world"
+)
+
+// Config says what to run. Zero fields take the defaults in brackets.
+type Config struct {
+	Scenario *scenarios.Scenario
+	Seed     uint64 // the run's seed; episode k runs with engine.EpisodeSeed(Seed, k)
+	Agents   int    // [the scenario's count]
+	Ticks    int    // replaces the scenario's time limit when positive
+	Episodes int    // [1]
+	Parallel int    // worker goroutines [GOMAXPROCS]
+	// Recorder, when set, journals episodes and keeps their results. Run calls
+	// it from several goroutines at once when Parallel > 1.
+	Recorder engine.Recorder
+	// Progress, when set, is called after each finished episode, from one
+	// goroutine at a time.
+	Progress func(done, total int)
+}
+
+// Controllers gives every agent of w the scenario's built-in bot, seeded
+// with the world's seed.
+func Controllers(sc *scenarios.Scenario, w *world.World) (map[string]engine.Controller, error) {
+	kind := sc.Agents.Bot
+	if kind == "" {
+		kind = "forager"
+	}
+	ctrls := make(map[string]engine.Controller, len(w.Agents()))
+	for _, a := range w.Agents() {
+		b, err := bots.New(kind, bots.Info{AgentID: a.ID, Seed: w.Seed(), Bounds: w.Bounds(), Rules: w.Rules()})
+		if err != nil {
+			return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
+		}
+		ctrls[a.ID] = b
+	}
+	return ctrls, nil
+}
+
+// Episode runs episode ep (1-based) of cfg with built-in agents. onTick, when
+// set, is the runner's OnTick.
+func Episode(ctx context.Context, cfg Config, ep int, onTick func(*engine.TickRecord)) (*engine.Results, error) {
+	sc := cfg.Scenario
+	w, err := sc.NewWorld(scenarios.Options{Seed: engine.EpisodeSeed(cfg.Seed, ep), Agents: cfg.Agents, Ticks: cfg.Ticks})
+	if err != nil {
+		return nil, fmt.Errorf("episode %d: %w", ep, err)
+	}
+	ctrls, err := Controllers(sc, w)
+	if err != nil {
+		return nil, err
+	}
+	var j *engine.Journal
+	if cfg.Recorder != nil {
+		if j, err = cfg.Recorder.Begin(ep, w); err != nil {
+			return nil, fmt.Errorf("episode %d: %w", ep, err)
+		}
+	}
+	r := &engine.Runner{World: w, Controllers: ctrls, DecisionPeriod: sc.Limits.DecisionPeriod,
+		MaxTicks: w.Objective().TimeLimit, Journal: j, OnTick: onTick}
+	res, err := r.Run(ctx)
+	if cfg.Recorder != nil {
+		if rerr := cfg.Recorder.End(ep, j, res, err); err == nil {
+			err = rerr
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("episode %d: %w", ep, err)
+	}
+	return res, nil
+}
+
+// Run runs cfg.Episodes episodes on cfg.Parallel workers and reports them in
+// episode order. Each episode depends only on its own seed, so the report is
+// the same for any number of workers. Cancelling ctx stops the episodes under
+// way ("stopped") and starts no more; Run then returns what finished with
+// ctx's error.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if cfg.Scenario == nil {
+		return nil, errors.New("eval: no scenario")
+	}
+	n := max(cfg.Episodes, 1)
+	workers := cfg.Parallel
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = min(workers, n)
+	results := make([]*engine.Results, n)
+	errs := make([]error, n)
+	next := make(chan int)
+	var mu sync.Mutex
+	done := 0
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ep := range next {
+				results[ep-1], errs[ep-1] = Episode(ctx, cfg, ep, nil)
+				mu.Lock()
+				done++
+				if cfg.Progress != nil {
+					cfg.Progress(done, n)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+feed:
+	for ep := 1; ep <= n; ep++ {
+		select {
+		case next <- ep:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	var finished []*engine.Results
+	for i, res := range results {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		if res != nil && res.EndReason != "stopped" {
+			finished = append(finished, res)
+		}
+	}
+	rep := NewReport(cfg.Scenario.Name, cfg.Seed, finished)
+	return rep, ctx.Err()
+}
