@@ -46,19 +46,33 @@
 // In lockstep mode the context passed to Decide expires at the observation's
 // deadline.
 //
-// # Episodes
+// # Episodes and death
 //
 // A server may play several episodes in one session. Run plays them all and
-// returns the last episode_end (Final set, or the one after which the server
-// closed the connection). An agent that keeps state between observations can
-// implement EpisodeObserver to be told where episodes begin and end.
+// returns the last episode_end: the one marked Final, or, from a server that
+// does not mark it, the one after which the server closed the connection. An
+// agent that keeps state between observations can implement EpisodeObserver
+// to be told where episodes begin and end. When the agent dies the server
+// sends one last observation with Alive false; Run does not pass it to
+// Decide, and keeps the connection alive with pings until the episode ends.
+//
+// # Reconnection
+//
+// When the connection drops in the middle of an episode, Run redials with
+// backoff (Options.Backoff, MaxBackoff, MaxReconnects) and says hello for the
+// slot it was given, with the same token, even when the first hello asked for
+// any free slot. SLOT_TAKEN (the server has not yet noticed the old
+// connection ended) is retried; other refusals end Run. A query waiting for
+// its result when the connection drops fails; call it again.
 //
 // # Errors
 //
 // Everything the server refuses is a *ServerError with the server's code and
-// message. Non-fatal protocol errors (DUPLICATE_DECISION, UNKNOWN_TICK,
-// BAD_MESSAGE, ...) do not stop Run: they are logged and passed to
-// Options.OnError. A fatal one ends Run with the *ServerError.
+// message: a refused hello (from Connect, or from a redial in Run), a failed
+// query, a protocol error. Non-fatal protocol errors (DUPLICATE_DECISION,
+// UNKNOWN_TICK, BAD_MESSAGE, ...) do not stop Run: they are logged and passed
+// to Options.OnError. A fatal one ends Run with the *ServerError, except
+// SLOW_CONSUMER, after which Run reconnects.
 package sdk
 
 import (
@@ -130,8 +144,8 @@ func (f AgentFunc) Decide(ctx context.Context, obs *Observation) Decision { retu
 // goroutine that calls Decide:
 //
 //   - StartEpisode before the first observation of every episode. When the
-//     server sends no episode_start (servers that play one episode), it is
-//     made from the welcome: episode, seed, tick and objective.
+//     server sends no episode_start (older servers), it is made from the
+//     welcome: episode, seed, tick and objective.
 //   - EndEpisode with every episode_end, the last one included.
 //
 // A reconnection within an episode does not start a new one.
@@ -156,10 +170,10 @@ type Options struct {
 	// Backoff is the wait before the first redial, doubled after each failed
 	// one up to MaxBackoff [200ms, 5s].
 	Backoff, MaxBackoff time.Duration
-	// KeepAlive: a ping is sent when nothing was sent for this long, so that
-	// the server's idle time-out (30 s) does not drop an agent that is
-	// waiting for the episode to start, thinking, or dead [10s]; negative:
-	// never ping.
+	// KeepAlive is the longest the client stays silent: it sends a ping when
+	// it has sent nothing for half of it, so that the server's idle time-out
+	// (30 s) does not drop an agent that is waiting for the episode to start,
+	// thinking, or dead [10s]; negative: never ping.
 	KeepAlive time.Duration
 	// OnError is called with each non-fatal error the server sends
 	// (DUPLICATE_DECISION, UNKNOWN_TICK, BAD_MESSAGE, ...), on the goroutine
@@ -345,42 +359,20 @@ func (c *Client) dial(ctx context.Context) error {
 	c.mu.Unlock()
 	s := &session{nc: nc, pending: map[uint64]chan *inbound{}, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	// Give up on the welcome when ctx ends, or after 30 seconds.
+	nc.SetReadDeadline(time.Now().Add(30 * time.Second))
 	stop := context.AfterFunc(ctx, func() { nc.SetReadDeadline(time.Unix(1, 0)) })
-	w, err := func() (Welcome, error) {
-		defer stop()
-		if err := s.write(hello); err != nil {
-			return Welcome{}, fmt.Errorf("send hello to %s: %w", c.addr, err)
-		}
-		nc.SetReadDeadline(time.Now().Add(30 * time.Second))
-		defer nc.SetReadDeadline(time.Time{})
-		for {
-			frame, err := ipc.ReadFrame(nc, maxFrame, nil)
-			if err != nil {
-				if ctx.Err() != nil {
-					err = ctx.Err()
-				}
-				return Welcome{}, fmt.Errorf("wait for welcome from %s: %w", c.addr, err)
-			}
-			var m inbound
-			if err := decMode.Unmarshal(frame, &m); err != nil {
-				return Welcome{}, fmt.Errorf("decode the answer to hello from %s: %w", c.addr, err)
-			}
-			switch m.Type {
-			case "error":
-				return Welcome{}, m.serverError()
-			case "welcome":
-				var w Welcome
-				if err := decMode.Unmarshal(frame, &w); err != nil {
-					return Welcome{}, fmt.Errorf("decode welcome from %s: %w", c.addr, err)
-				}
-				return w, nil
-			}
-		}
-	}()
+	w, err := c.handshake(s, hello)
+	if !stop() && err == nil {
+		err = ctx.Err() // ctx ended as the welcome came: the deadline may be set
+	}
 	if err != nil {
 		nc.Close()
+		if ctx.Err() != nil {
+			return fmt.Errorf("connect to %s: %w", c.addr, ctx.Err())
+		}
 		return err
 	}
+	nc.SetReadDeadline(time.Time{})
 	s.welcome = w
 	c.mu.Lock()
 	if c.closed {
@@ -398,6 +390,33 @@ func (c *Client) dial(ctx context.Context) error {
 		go s.keepAlive(c.opt.KeepAlive)
 	}
 	return nil
+}
+
+// handshake sends hello and reads the answer: a welcome, or a refusal.
+func (c *Client) handshake(s *session, hello helloMsg) (Welcome, error) {
+	if err := s.write(hello); err != nil {
+		return Welcome{}, fmt.Errorf("send hello to %s: %w", c.addr, err)
+	}
+	for {
+		frame, err := ipc.ReadFrame(s.nc, maxFrame, nil)
+		if err != nil {
+			return Welcome{}, fmt.Errorf("wait for welcome from %s: %w", c.addr, err)
+		}
+		var m inbound
+		if err := decMode.Unmarshal(frame, &m); err != nil {
+			return Welcome{}, fmt.Errorf("decode the answer to hello from %s: %w", c.addr, err)
+		}
+		switch m.Type {
+		case "error":
+			return Welcome{}, m.serverError()
+		case "welcome":
+			var w Welcome
+			if err := decMode.Unmarshal(frame, &w); err != nil {
+				return Welcome{}, fmt.Errorf("decode welcome from %s: %w", c.addr, err)
+			}
+			return w, nil
+		}
+	}
 }
 
 // Welcome is the server's latest welcome (a reconnection brings a new one).
@@ -787,6 +806,9 @@ func (r *runner) handle(s *session, m *inbound) *EpisodeEnd {
 		r.decide(s, m)
 	case "episode_start":
 		r.ended = false
+		if r.inEpisode && m.Episode == r.episode {
+			return nil // a reconnection within the episode: nothing new starts
+		}
 		objective := world.Objective{}
 		if m.Objective != nil {
 			objective = *m.Objective

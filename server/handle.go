@@ -182,7 +182,7 @@ func (s *Server) tellDead(sl *slot) {
 
 func (s *Server) welcome(sess *session, sl *slot) ipc.Welcome {
 	w := ipc.Welcome{Type: "welcome", Protocol: ipc.ProtocolVersion, Session: sess.id, Scenario: s.w.Name(),
-		Episode: 1, Seed: s.w.Seed(), Tick: s.w.Tick(), TickRate: s.tickRate(), Mode: s.opt.Mode,
+		Episode: max(s.episode, 1), Seed: s.w.Seed(), Tick: s.w.Tick(), TickRate: s.tickRate(), Mode: s.opt.Mode,
 		DecisionTimeoutMS: int(s.opt.DecisionTimeout.Milliseconds()), Tools: s.reg.Specs(), Objective: s.w.Objective()}
 	if sl != nil {
 		w.AgentID, w.Team = sl.id, sl.team
