@@ -27,8 +27,10 @@ type Bot interface {
 }
 
 var kinds = map[string]func(Info) Bot{
-	"forager": func(i Info) Bot { return NewForager(i) },
-	"idle":    func(Info) Bot { return idleBot{} },
+	"capture_team": func(i Info) Bot { return NewCaptureTeam(i) },
+	"crafter":      func(i Info) Bot { return NewCrafter(i) },
+	"forager":      func(i Info) Bot { return NewForager(i) },
+	"idle":         func(Info) Bot { return idleBot{} },
 }
 
 // Kinds lists the built-in bot kinds.

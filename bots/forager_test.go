@@ -101,7 +101,7 @@ func TestDeadOrBusyForagerIdles(t *testing.T) {
 }
 
 func TestNewKnowsTheBuiltInKinds(t *testing.T) {
-	require.Equal(t, []string{"forager", "idle"}, bots.Kinds())
+	require.Equal(t, []string{"capture_team", "crafter", "forager", "idle"}, bots.Kinds())
 	_, err := bots.New("wizard", bots.Info{})
 	require.ErrorContains(t, err, `unknown bot kind "wizard"`)
 }

@@ -29,6 +29,8 @@ type Results struct {
 	MeanScore      float64         `json:"mean_score"`
 	Agents         []AgentResult   `json:"agents"`
 	Teams          []TeamResult    `json:"teams,omitempty"`
+	// Winner is the team that won a capture game (absent otherwise, and on a draw).
+	Winner string `json:"winner,omitempty"`
 }
 
 // AgentResult is one agent's outcome.
@@ -42,12 +44,15 @@ type AgentResult struct {
 }
 
 // TeamResult aggregates a team's agents: the mean score, and passed when every
-// member passed.
+// member passed. In a capture game it also has the team's game score and the
+// points it captured.
 type TeamResult struct {
-	Team   string   `json:"team"`
-	Score  float64  `json:"score"`
-	Passed bool     `json:"passed"`
-	Agents []string `json:"agents"`
+	Team      string   `json:"team"`
+	Score     float64  `json:"score"`
+	Passed    bool     `json:"passed"`
+	Agents    []string `json:"agents"`
+	GameScore *int     `json:"game_score,omitempty"`
+	Captures  *int     `json:"captures,omitempty"`
 }
 
 // Collect scores every agent of a finished (or stopped) world.
@@ -56,6 +61,12 @@ func Collect(w *world.World, reason string) *Results {
 	switch reason {
 	case "completed":
 		outcome = "objective_met"
+		if over, winner := w.GameOver(); over {
+			outcome = "team_won"
+			if winner == "" {
+				outcome = "draw"
+			}
+		}
 	case "all_dead":
 		reason = "completed"
 	}
@@ -86,6 +97,12 @@ func Collect(w *world.World, reason string) *Results {
 	} else {
 		res.Passed = false
 	}
+	for _, st := range w.Standings() {
+		if t := teams[st.Team]; t != nil {
+			t.GameScore, t.Captures = &st.Score, &st.Captures
+		}
+	}
+	_, res.Winner = w.GameOver()
 	for _, t := range teams {
 		t.Score = math.Round(t.Score/float64(len(t.Agents))*100) / 100
 		res.Teams = append(res.Teams, *t)

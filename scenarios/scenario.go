@@ -45,6 +45,7 @@ type Scenario struct {
 	Stations    []StationSpec   `json:"stations"`
 	Hazards     []HazardSpec    `json:"hazards"`
 	Points      []PointSpec     `json:"capture_points"`
+	Capture     *CaptureSpec    `json:"capture"`
 	Agents      AgentsSpec      `json:"agents"`
 	Limits      LimitsSpec      `json:"limits"`
 	Objective   world.Objective `json:"objective"`
@@ -139,6 +140,15 @@ type PointSpec struct {
 	Radius   float64   `json:"radius"`
 }
 
+// CaptureSpec makes the capture points a team game (world.CaptureRules); zero
+// fields keep the defaults.
+type CaptureSpec struct {
+	CaptureTicks      int `json:"capture_ticks"`
+	PointsPerCapture  int `json:"points_per_capture"`
+	PointsPerHoldTick int `json:"points_per_hold_tick"`
+	WinScore          int `json:"win_score"`
+}
+
 // AgentsSpec describes the agent slots.
 type AgentsSpec struct {
 	Count     int         `json:"count"`  // default number of agents
@@ -149,6 +159,11 @@ type AgentsSpec struct {
 	SpawnArea *BoundsSpec `json:"spawn_area"`
 	Bot       string      `json:"bot"` // built-in controller for in-process agents
 	Speed     float64     `json:"speed"`
+	// TeamIDs names agents <team>_<n> (red_1, blue_1, red_2, ...) instead of prefix + number.
+	TeamIDs bool `json:"team_ids"`
+	// TeamSpawnAreas: agents of a team without a spawns entry start at a random
+	// point of their team's rectangle.
+	TeamSpawnAreas map[string]BoundsSpec `json:"team_spawn_areas"`
 }
 
 // LimitsSpec bounds the episode.
@@ -301,6 +316,10 @@ func (s *Scenario) AgentIDs(n int) []string {
 	}
 	ids := make([]string, n)
 	for i := range ids {
+		if t := s.Agents.Teams; s.Agents.TeamIDs && len(t) > 0 {
+			ids[i] = fmt.Sprintf("%s_%d", t[i%len(t)], i/len(t)+1)
+			continue
+		}
 		ids[i] = fmt.Sprintf("%s%03d", s.Agents.Prefix, i+1)
 	}
 	return ids
@@ -314,6 +333,10 @@ func (s *Scenario) Config(opt Options) (world.Config, error) {
 	}
 	if n > s.Agents.Max {
 		return world.Config{}, fmt.Errorf("scenario %s allows at most %d agents, %d requested", s.Name, s.Agents.Max, n)
+	}
+	if t := s.Agents.Teams; s.Capture != nil && len(t) > 0 && n%len(t) != 0 {
+		return world.Config{}, fmt.Errorf("scenario %s plays teams of equal size: %d agents cannot be split evenly between %d teams (%s); use a multiple of %d, at most %d",
+			s.Name, n, len(t), strings.Join(t, ", "), len(t), s.Agents.Max)
 	}
 	b := s.bounds()
 	cfg := world.Config{
@@ -354,6 +377,10 @@ func (s *Scenario) Config(opt Options) (world.Config, error) {
 	for _, p := range s.Points {
 		cfg.Points = append(cfg.Points, world.CapturePointSpec{Name: p.Name, X: p.Position[0], Z: zOf(p.Position), Radius: p.Radius})
 	}
+	if c := s.Capture; c != nil {
+		cfg.Capture = &world.CaptureRules{CaptureTicks: c.CaptureTicks, PointsPerCapture: c.PointsPerCapture,
+			PointsPerHoldTick: c.PointsPerHoldTick, WinScore: c.WinScore}
+	}
 	rng := rand.New(rand.NewPCG(world.DeriveSeed(opt.Seed, "spawn"), 1))
 	area := b
 	if s.Agents.SpawnArea != nil {
@@ -366,6 +393,9 @@ func (s *Scenario) Config(opt Options) (world.Config, error) {
 		}
 		if i < len(s.Agents.Spawns) {
 			spec.X, spec.Z = s.Agents.Spawns[i][0], zOf(s.Agents.Spawns[i])
+		} else if ta, ok := s.Agents.TeamSpawnAreas[spec.Team]; ok && spec.Team != "" {
+			spec.X = ta.Min[0] + rng.Float64()*(ta.Max[0]-ta.Min[0])
+			spec.Z = ta.Min[1] + rng.Float64()*(ta.Max[1]-ta.Min[1])
 		} else {
 			spec.X = area.MinX + rng.Float64()*area.Width()
 			spec.Z = area.MinZ + rng.Float64()*area.Depth()

@@ -140,7 +140,7 @@ func TestLoadUserFileAndUnknownName(t *testing.T) {
 	_, err = scenarios.Load(y)
 	require.NoError(t, err, "JSON is YAML: a .yaml file written in JSON loads")
 	_, err = scenarios.Load("no-such-scenario")
-	require.ErrorContains(t, err, "not a built-in scenario (foraging")
+	require.ErrorContains(t, err, "not a built-in scenario (crafting, foraging")
 }
 
 func TestSameSeedSameSpawns(t *testing.T) {

@@ -208,6 +208,7 @@ func (s *Scenario) validate() error {
 			v.add("agents.spawn_area", "must be a non-empty rectangle inside the world")
 		}
 	}
+	v.teams(s, b)
 	if s.Limits.MaxTicks == 0 {
 		s.Limits.MaxTicks = 1000
 	}
@@ -236,11 +237,23 @@ func (s *Scenario) validate() error {
 	for _, m := range world.StandardMetrics() {
 		known[m] = true
 	}
+	capture := map[string]bool{}
+	for _, m := range world.CaptureMetrics() {
+		capture[m] = true
+	}
 	for _, name := range s.Objective.MetricNames() {
 		m := s.Objective.SuccessMetrics[name]
 		f := "objective.success_metrics." + name
-		if !known[name] && !strings.HasPrefix(name, "collected.") && !strings.HasPrefix(name, "crafted.") && !strings.HasPrefix(name, "inventory.") {
-			v.add(f, fmt.Sprintf("unknown metric; known: %s, collected.<type>, crafted.<item>, inventory.<item>", strings.Join(world.StandardMetrics(), ", ")))
+		if capture[name] {
+			if s.Capture == nil {
+				v.add(f, "is a capture game metric: the scenario needs a capture section")
+			}
+		} else if !known[name] && !strings.HasPrefix(name, "collected.") && !strings.HasPrefix(name, "crafted.") && !strings.HasPrefix(name, "inventory.") {
+			names := world.StandardMetrics()
+			if s.Capture != nil {
+				names = append(names, world.CaptureMetrics()...)
+			}
+			v.add(f, fmt.Sprintf("unknown metric; known: %s, collected.<type>, crafted.<item>, inventory.<item>", strings.Join(names, ", ")))
 		}
 		if m.Weight < 0 {
 			v.add(f+".weight", "must not be negative")
@@ -250,6 +263,52 @@ func (s *Scenario) validate() error {
 		}
 	}
 	return v.err()
+}
+
+// teams checks agents.teams, team_ids, team_spawn_areas and the capture section.
+func (v *validator) teams(s *Scenario, b world.Bounds) {
+	a := &s.Agents
+	seen := map[string]bool{}
+	for i, t := range a.Teams {
+		if t == "" || seen[t] {
+			v.add(fmt.Sprintf("agents.teams[%d]", i), fmt.Sprintf("team names must be unique and not empty, got %q", t))
+		}
+		seen[t] = true
+	}
+	if a.TeamIDs && len(a.Teams) == 0 {
+		v.add("agents.team_ids", "needs agents.teams")
+	}
+	for _, t := range slices.Sorted(maps.Keys(a.TeamSpawnAreas)) {
+		f, sa := "agents.team_spawn_areas."+t, a.TeamSpawnAreas[t]
+		if !seen[t] {
+			v.add(f, fmt.Sprintf("%q is not one of agents.teams (%s)", t, strings.Join(a.Teams, ", ")))
+		}
+		if !(sa.Max[0] > sa.Min[0]) || !(sa.Max[1] > sa.Min[1]) || !b.Contains(sa.Min[0], sa.Min[1]) || !b.Contains(sa.Max[0], sa.Max[1]) {
+			v.add(f, "must be a non-empty rectangle inside the world")
+		}
+	}
+	c := s.Capture
+	if c == nil {
+		return
+	}
+	for _, n := range []struct {
+		name string
+		v    int
+	}{{"capture_ticks", c.CaptureTicks}, {"points_per_capture", c.PointsPerCapture}, {"points_per_hold_tick", c.PointsPerHoldTick}, {"win_score", c.WinScore}} {
+		if n.v < 0 || n.v > maxAmount {
+			v.add("capture."+n.name, fmt.Sprintf("must be between 0 and %g, got %d", maxAmount, n.v))
+		}
+	}
+	if len(s.Points) == 0 {
+		v.add("capture", "a capture game needs at least one entry in capture_points")
+	}
+	if len(a.Teams) < 2 {
+		v.add("agents.teams", "a capture game needs at least two teams")
+		return
+	}
+	if k := len(a.Teams); a.Count%k != 0 || a.Max%k != 0 {
+		v.add("agents", fmt.Sprintf("a capture game plays teams of equal size: count %d and max %d must be multiples of the %d teams", a.Count, a.Max, k))
+	}
 }
 
 // Limits on what a scenario may ask for.

@@ -23,6 +23,8 @@ type Config struct {
 	Rules      Rules
 	Objective  Objective
 	Components []Component
+	// Capture, when set, makes the capture points a team game (see CaptureRules).
+	Capture *CaptureRules
 }
 
 // Rules are the tunable constants of the universal tools and the physics.

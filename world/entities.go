@@ -56,15 +56,22 @@ func (o *Obstacle) extent() float64 {
 	return o.Radius
 }
 
-// CapturePoint is an area that a team captures by holding it. Team scenarios drive
-// Owner and Progress; the world only places and reports it.
+// CapturePoint is an area that a team captures by holding it. With capture
+// rules (Config.Capture) the world drives Owner, Progress, Capturing and
+// Contested every tick (see CaptureRules); without them it only places and
+// reports the point.
 type CapturePoint struct {
 	Name     string
 	Pos      Vec3
 	Radius   float64
-	Owner    string
-	Progress float64
-	shown    Vec3
+	Owner    string  // the team that holds the point, "" while nobody does
+	Progress float64 // fraction (0 to 1) of the capture time Capturing has done
+	// Capturing is the team making progress towards capturing the point, if any.
+	Capturing string
+	// Contested is true while teams tie for the most agents inside the point.
+	Contested bool
+	ticks     int // Progress in ticks
+	shown     Vec3
 }
 
 // Message is a message as its receiver sees it.

@@ -162,6 +162,7 @@ func (w *World) StateHash() uint64 {
 		h.String(p.Owner)
 		h.Float(p.Progress)
 	}
+	w.hashCapture(h)
 	h.Int(len(w.outbox))
 	for _, m := range w.outbox {
 		h.String(m.from)

@@ -129,6 +129,9 @@ func (w *World) metric(a *Agent, name string) (float64, bool) {
 	if k, ok := strings.CutPrefix(name, "inventory."); ok {
 		return float64(a.Inventory[k]), true
 	}
+	if v, ok := w.captureMetric(a, name); ok {
+		return v, true
+	}
 	for _, c := range w.components {
 		if ms, ok := c.(MetricSource); ok {
 			if v, ok := ms.Metric(w, a.ID, name); ok {
@@ -152,11 +155,17 @@ func (w *World) progressInto(a *Agent, p map[string]float64) {
 	}
 }
 
-// Metrics returns every standard metric of the agent plus the objective's own.
+// Metrics returns every standard metric of the agent (and, with capture rules,
+// every capture metric) plus the objective's own.
 func (w *World) Metrics(a *Agent) map[string]float64 {
 	m := make(map[string]float64, len(standardMetrics)+len(w.objective.SuccessMetrics))
 	for _, name := range standardMetrics {
 		m[name], _ = w.metric(a, name)
+	}
+	if w.capture != nil {
+		for _, name := range captureMetrics {
+			m[name], _ = w.metric(a, name)
+		}
 	}
 	w.progressInto(a, m)
 	return m

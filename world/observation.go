@@ -22,6 +22,8 @@ type Observation struct {
 	NearbyAgents     []EntityView          `json:"nearby_agents"`
 	NearbyObstacles  []EntityView          `json:"nearby_obstacles"`
 	CapturePoints    []EntityView          `json:"capture_points,omitempty"`
+	Teammates        []EntityView          `json:"teammates,omitempty"`   // every other living agent of the team, wherever it is
+	TeamScores       map[string]int        `json:"team_scores,omitempty"` // a capture game's score of every team
 	AvailableRecipes map[string]RecipeView `json:"available_recipes"`
 	Messages         []Message             `json:"messages"`
 	// AgentIDs lists every living agent's id (the agent's own included): the
@@ -63,9 +65,12 @@ type EntityView struct {
 	Team   string  `json:"team,omitempty"`
 	Health float64 `json:"health,omitempty"` // only living agents are listed
 	Action string  `json:"action,omitempty"`
-	// Capture points.
-	Owner    string   `json:"owner,omitempty"`
-	Progress *float64 `json:"progress,omitempty"`
+	// Capture points: the owning team, the fraction of the capture time done,
+	// the team making that progress, and whether teams tie inside the point.
+	Owner     string   `json:"owner,omitempty"`
+	Progress  *float64 `json:"progress,omitempty"`
+	Capturing string   `json:"capturing,omitempty"`
+	Contested bool     `json:"contested,omitempty"`
 }
 
 // RecipeView is a recipe as observations list it, keyed by the item it makes.

@@ -301,7 +301,7 @@ func (v *viewer) capturePoints(dst []EntityView) []EntityView {
 		p := v.w.points[c.idx]
 		prog := round2(p.Progress)
 		dst = append(dst, EntityView{Name: p.Name, Type: "capture_point", Position: p.shown,
-			Distance: c.d, Radius: p.Radius, Owner: p.Owner, Progress: &prog})
+			Distance: c.d, Radius: p.Radius, Owner: p.Owner, Progress: &prog, Capturing: p.Capturing, Contested: p.Contested})
 	}
 	return dst
 }
@@ -369,6 +369,7 @@ func (w *World) ObserveInto(a *Agent, obs *Observation) {
 	obs.NearbyAgents = emptyViews(obs.NearbyAgents)
 	obs.NearbyObstacles = emptyViews(obs.NearbyObstacles)
 	obs.CapturePoints = obs.CapturePoints[:0]
+	obs.Teammates = obs.Teammates[:0]
 	if a.Alive {
 		v := viewer{w: w, self: a, radius: w.rules.PerceptionRadius, sight: true, cands: w.cands[:0]}
 		obs.NearbyResources = v.resources(obs.NearbyResources)
@@ -379,7 +380,16 @@ func (w *World) ObserveInto(a *Agent, obs *Observation) {
 		// Capture points are objectives: every agent always knows where they are.
 		all := viewer{w: w, self: a, radius: math.Inf(1)}
 		obs.CapturePoints = all.capturePoints(obs.CapturePoints)
+		obs.Teammates = v.teammates(obs.Teammates)
 		w.cands = v.cands
+	}
+	if w.capture != nil && a.Alive {
+		if obs.TeamScores == nil {
+			obs.TeamScores = make(map[string]int, len(w.capture.teams))
+		}
+		w.teamScoresInto(obs.TeamScores)
+	} else {
+		obs.TeamScores = nil
 	}
 	obs.AvailableRecipes = w.recipeViews()
 	obs.AgentIDs = w.roster()

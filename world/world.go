@@ -52,6 +52,7 @@ type World struct {
 	spareEv    []Event
 	rng        *streams
 	components []Component
+	capture    *captureGame // nil without capture rules
 
 	recipeCache   map[string]RecipeView
 	cands         []cand // scratch for observations
@@ -138,6 +139,9 @@ func New(cfg Config) (*World, error) {
 	}
 	w.buildNavigation()
 	if err := w.buildPhysics(cfg.Agents); err != nil {
+		return nil, err
+	}
+	if err := w.setupCapture(cfg.Capture); err != nil {
 		return nil, err
 	}
 	w.components = cfg.Components
@@ -397,6 +401,7 @@ func (w *World) Step() {
 	w.stepMovement()
 	w.stepHazards()
 	w.stepRespawns()
+	w.stepCapture()
 	for _, c := range w.components {
 		c.Tick(w)
 	}
@@ -406,8 +411,13 @@ func (w *World) Step() {
 
 // Done reports whether the episode is over, and why: "completed" when every
 // living agent has met its required metrics, "all_dead" when no agent is left
-// alive, or "time_limit".
+// alive, or "time_limit". In a world with capture rules, "completed" means
+// that the capture game is over (a team won, or a draw; this wins over the
+// time limit on the same tick), and meeting the objective does not end it.
 func (w *World) Done() (bool, string) {
+	if over, _ := w.GameOver(); over {
+		return true, "completed"
+	}
 	if w.objective.TimeLimit > 0 && w.tick >= w.objective.TimeLimit {
 		return true, "time_limit"
 	}
@@ -423,7 +433,7 @@ func (w *World) Done() (bool, string) {
 	if len(w.agents) > 0 && alive == 0 {
 		return true, "all_dead"
 	}
-	if alive > 0 && completed == alive {
+	if alive > 0 && completed == alive && w.capture == nil {
 		return true, "completed"
 	}
 	return false, ""

@@ -1,0 +1,293 @@
+package bots
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/arena-sim/arena/world"
+)
+
+// This file holds what the built-in bots share: an exploration grid, a memory
+// of resources seen, stepping out of hazards, and reading failures.
+
+// explorer remembers which parts of the ground a bot has seen and picks unseen
+// ground to explore.
+type explorer struct {
+	info   Info
+	rng    *rand.Rand
+	cell   float64
+	cols   int
+	rows   int
+	seen   []bool
+	marked int // exploration cell last marked around the bot
+}
+
+func newExplorer(info Info, rng *rand.Rand) explorer {
+	// Exploration cells: about a perception radius wide, at most 16 per side.
+	cell := math.Max(math.Max(info.Rules.PerceptionRadius, 4), math.Max(info.Bounds.Width(), info.Bounds.Depth())/16)
+	cols := max(1, int(math.Ceil(info.Bounds.Width()/cell)))
+	rows := max(1, int(math.Ceil(info.Bounds.Depth()/cell)))
+	return explorer{info: info, rng: rng, cell: cell, cols: cols, rows: rows, seen: make([]bool, cols*rows), marked: -1}
+}
+
+// botRand is a bot's random stream: derived from the seed and the agent id only.
+func botRand(info Info) *rand.Rand {
+	return rand.New(rand.NewPCG(world.DeriveSeed(info.Seed, "bot:"+info.AgentID), 7))
+}
+
+// clamp keeps a point far enough inside the world for the agent's body.
+func (e *explorer) clamp(p world.Vec3) world.Vec3 {
+	b := e.info.Bounds
+	m := e.info.Rules.AgentRadius + 0.5
+	p[0] = min(max(p[0], b.MinX+m), b.MaxX-m)
+	p[2] = min(max(p[2], b.MinZ+m), b.MaxZ-m)
+	return p
+}
+
+func (e *explorer) cellXZ(x, z float64) (int, int) {
+	b := e.info.Bounds
+	return min(max(int((x-b.MinX)/e.cell), 0), e.cols-1), min(max(int((z-b.MinZ)/e.cell), 0), e.rows-1)
+}
+
+func (e *explorer) cellIndex(x, z float64) int {
+	cx, cz := e.cellXZ(x, z)
+	return cz*e.cols + cx
+}
+
+func (e *explorer) markCell(p world.Vec3) { e.seen[e.cellIndex(p[0], p[2])] = true }
+
+// markSeen marks every exploration cell whose centre is within most of the
+// perception radius.
+func (e *explorer) markSeen(p world.Vec3) {
+	c := e.cellIndex(p[0], p[2])
+	if c == e.marked {
+		return // still in the cell whose surroundings were marked last time
+	}
+	e.marked = c
+	b := e.info.Bounds
+	r := 0.8 * e.info.Rules.PerceptionRadius
+	e.seen[e.cellIndex(p[0], p[2])] = true
+	x0, z0 := e.cellXZ(p[0]-r, p[2]-r)
+	x1, z1 := e.cellXZ(p[0]+r, p[2]+r)
+	for cz := z0; cz <= z1; cz++ {
+		for cx := x0; cx <= x1; cx++ {
+			dx := b.MinX + (float64(cx)+0.5)*e.cell - p[0]
+			dz := b.MinZ + (float64(cz)+0.5)*e.cell - p[2]
+			if dx*dx+dz*dz < r*r {
+				e.seen[cz*e.cols+cx] = true
+			}
+		}
+	}
+}
+
+// exploreTarget picks, at random among the three nearest, the centre of a
+// ground cell the bot has not visited; when all are visited it starts over.
+func (e *explorer) exploreTarget(from world.Vec3) world.Vec3 {
+	b := e.info.Bounds
+	type cand struct {
+		p world.Vec3
+		d float64
+	}
+	var best [3]cand
+	n := 0
+	for pass := 0; pass < 2 && n == 0; pass++ {
+		for i, s := range e.seen {
+			if s {
+				continue
+			}
+			cx, cz := i%e.cols, i/e.cols
+			p := e.clamp(world.Vec3{b.MinX + (float64(cx)+0.5)*e.cell, 0, b.MinZ + (float64(cz)+0.5)*e.cell})
+			dx, dz := p[0]-from[0], p[2]-from[2]
+			d := dx*dx + dz*dz // squared: only the order matters
+			c := cand{p, d}
+			// insert into the sorted top three
+			for k := 0; k < 3; k++ {
+				if k >= n || d < best[k].d {
+					copy(best[k+1:], best[k:2])
+					best[k] = c
+					n = min(n+1, 3)
+					break
+				}
+			}
+		}
+		if n == 0 {
+			clear(e.seen)
+			e.marked = -1
+			e.markSeen(from)
+		}
+	}
+	if n == 0 {
+		return e.clamp(world.Vec3{b.MinX + e.rng.Float64()*b.Width(), 0, b.MinZ + e.rng.Float64()*b.Depth()})
+	}
+	return best[e.rng.IntN(n)].p
+}
+
+// hazardEscape returns where to go when the agent is in a hazard or on its
+// edge: a point beyond the hazard, straight away from its centre. ok is false
+// when no hazard is that close.
+func (e *explorer) hazardEscape(obs *world.Observation) (to world.Vec3, reason string, ok bool) {
+	for _, h := range obs.NearbyHazards {
+		if h.Distance < h.Radius+0.75 {
+			dx, dz := obs.Position[0]-h.Position[0], obs.Position[2]-h.Position[2]
+			d := hypot(dx, dz)
+			if d < 1e-6 {
+				ang := e.rng.Float64() * 2 * math.Pi
+				dx, dz, d = math.Cos(ang), math.Sin(ang), 1
+			}
+			away := h.Radius + 3
+			to = e.clamp(world.Vec3{h.Position[0] + dx/d*away, 0, h.Position[2] + dz/d*away})
+			return to, fmt.Sprintf("too close to %s (%s), moving away", h.Name, h.HazardType), true
+		}
+	}
+	return world.Vec3{}, "", false
+}
+
+// inHazardRange reports whether the agent is in a hazard or on its edge, as
+// hazardEscape judges it, without choosing where to go.
+func inHazardRange(obs *world.Observation) bool {
+	for _, h := range obs.NearbyHazards {
+		if h.Distance < h.Radius+0.75 {
+			return true
+		}
+	}
+	return false
+}
+
+// maxKnown bounds a bot's memory of resources out of sight.
+const maxKnown = 48
+
+type knownResource struct {
+	name string
+	typ  string
+	pos  world.Vec3
+}
+
+// resourceMemory remembers resources seen (or scanned) before, in the order
+// they were first seen.
+type resourceMemory struct {
+	known []knownResource
+}
+
+func (m *resourceMemory) knows(name string) bool {
+	for _, k := range m.known {
+		if k.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *resourceMemory) forget(name string) {
+	m.known = slices.DeleteFunc(m.known, func(k knownResource) bool { return k.name == name })
+}
+
+// add remembers a resource, if memory has room and it is not known yet.
+func (m *resourceMemory) add(v *world.EntityView) {
+	if len(m.known) < maxKnown && !m.knows(v.Name) {
+		m.known = append(m.known, knownResource{v.Name, v.ResourceType, v.Position})
+	}
+}
+
+// remember adds visible resources to memory and forgets remembered ones closer
+// than near that are not in sight (someone collected them).
+func (m *resourceMemory) remember(obs *world.Observation, near float64) {
+	m.known = slices.DeleteFunc(m.known, func(k knownResource) bool {
+		if hypot(k.pos[0]-obs.Position[0], k.pos[2]-obs.Position[2]) >= near {
+			return false
+		}
+		for _, r := range obs.NearbyResources {
+			if r.Name == k.name {
+				return false
+			}
+		}
+		return true
+	})
+	for i := range obs.NearbyResources {
+		m.add(&obs.NearbyResources[i])
+	}
+}
+
+// nearest chooses the nearest remembered resource that skip does not rule out
+// and that no visible agent is clearly closer to (a contested one only when
+// there is nothing else); ties go by name.
+func (m *resourceMemory) nearest(obs *world.Observation, skip func(k *knownResource) bool) (string, world.Vec3, bool) {
+	best, bestD, bestContested := "", math.Inf(1), true
+	var bestPos world.Vec3
+	for i := range m.known {
+		k := &m.known[i]
+		name, p := k.name, k.pos
+		if skip(k) {
+			continue
+		}
+		d := hypot(p[0]-obs.Position[0], p[2]-obs.Position[2])
+		contested := false
+		for _, a := range obs.NearbyAgents {
+			if hypot(p[0]-a.Position[0], p[2]-a.Position[2])+1 < d {
+				contested = true
+				break
+			}
+		}
+		better := false
+		switch {
+		case contested != bestContested:
+			better = !contested
+		case d != bestD:
+			better = d < bestD
+		default:
+			better = name < best
+		}
+		if best == "" || better {
+			best, bestD, bestContested, bestPos = name, d, contested, p
+		}
+	}
+	return best, bestPos, best != ""
+}
+
+// failureMemo remembers the last failed result a bot acted on, so that a
+// failure shown in several observations is handled once.
+type failureMemo struct {
+	last world.ActionResult
+}
+
+// seen reports whether r is the failure already acted on, and otherwise
+// remembers it.
+func (m *failureMemo) seen(r *world.ActionResult) bool {
+	if r.Tick == m.last.Tick && r.Tool == m.last.Tool && r.ErrorCode == m.last.ErrorCode && r.ErrorMessage == m.last.ErrorMessage {
+		return true
+	}
+	m.last = *r
+	return false
+}
+
+// moveTo is a move_to decision to a point.
+func moveTo(to world.Vec3, reason string) world.Decision {
+	return world.Decision{Tool: "move_to", Params: map[string]any{"target": []any{to[0], to[1], to[2]}}, Reasoning: reason}
+}
+
+// vecOf reads a position from result data: a Vec3 in process, a list over the wire.
+func vecOf(v any) (world.Vec3, bool) {
+	switch p := v.(type) {
+	case world.Vec3:
+		return p, true
+	case []any:
+		if len(p) != 3 {
+			return world.Vec3{}, false
+		}
+		var out world.Vec3
+		for i, c := range p {
+			f, ok := c.(float64)
+			if !ok {
+				return world.Vec3{}, false
+			}
+			out[i] = f
+		}
+		return out, true
+	}
+	return world.Vec3{}, false
+}
+
+// hypot is math.Hypot without its overflow care, which costs more than the
+// whole distance on these small numbers.
+func hypot(x, y float64) float64 { return math.Sqrt(x*x + y*y) }
