@@ -8,6 +8,7 @@ require (
 	github.com/quasilyte/pathing v0.0.0-20231012081721-0370212e864a
 	github.com/solarlune/resolv v0.8.1
 	github.com/stretchr/testify v1.12.1
+	gonum.org/v1/plot v0.15.2
 )
 
 require (
@@ -28,5 +29,4 @@ require (
 	golang.org/x/sync v0.22.0 // indirect
 	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/text v0.41.0 // indirect
-	gonum.org/v1/plot v0.15.2 // indirect
 )

@@ -177,11 +177,17 @@ func firstResultDiff(want, got TickRecord) string {
 			return fmt.Sprintf("decision %d was %s's, now %s's", i+1, d.Agent, g.Agent)
 		}
 		if g.Result.Success != d.Result.Success || g.Result.ErrorCode != d.Result.ErrorCode {
-			return fmt.Sprintf("%s's %s: recorded success=%v %s, now success=%v %s", d.Agent, d.Tool,
-				d.Result.Success, d.Result.ErrorCode, g.Result.Success, g.Result.ErrorCode)
+			return fmt.Sprintf("%s's %s: recorded %s, now %s", d.Agent, d.Tool, outcome(d.Result), outcome(g.Result))
 		}
 	}
 	return ""
+}
+
+func outcome(r world.ActionResult) string {
+	if r.Success {
+		return "success"
+	}
+	return "failure " + r.ErrorCode
 }
 
 // replayGatherer hands the runner the decisions a replay recorded.

@@ -16,6 +16,7 @@ import (
 // on wall-clock time, so the same seed and decisions give the same file.
 type Results struct {
 	Scenario string  `json:"scenario"`
+	Episode  int     `json:"episode,omitempty"` // 1-based, in a run of several
 	Seed     uint64  `json:"seed"`
 	Ticks    int     `json:"ticks"`
 	TickRate float64 `json:"tick_rate"`

@@ -73,6 +73,9 @@ func Episode(ctx context.Context, cfg Config, ep int, onTick func(*engine.TickRe
 	r := &engine.Runner{World: w, Controllers: ctrls, DecisionPeriod: sc.Limits.DecisionPeriod,
 		MaxTicks: w.Objective().TimeLimit, Journal: j, OnTick: onTick}
 	res, err := r.Run(ctx)
+	if res != nil {
+		res.Episode = ep
+	}
 	if cfg.Recorder != nil {
 		if rerr := cfg.Recorder.End(ep, j, res, err); err == nil {
 			err = rerr

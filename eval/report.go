@@ -86,8 +86,8 @@ func Aggregated(name string, values []float64) Aggregate {
 	return a
 }
 
-// NewReport builds the report of episodes given in episode order (episode k
-// is results[k-1]).
+// NewReport builds the report of episodes given in episode order. Each row
+// takes its number from the results' Episode (or its position, when unset).
 func NewReport(scenario string, seed uint64, results []*engine.Results) *Report {
 	rep := &Report{Scenario: scenario, Seed: seed, Episodes: []EpisodeRow{}, Metrics: []Aggregate{}, Results: results}
 	perMetric := map[string][]float64{}
@@ -95,12 +95,20 @@ func NewReport(scenario string, seed uint64, results []*engine.Results) *Report 
 	var scores []float64
 	passed := 0
 	for i, res := range results {
-		row := EpisodeRow{Episode: i + 1, Seed: res.Seed, Ticks: res.Ticks, EndReason: res.EndReason, Outcome: res.Outcome,
+		ep := res.Episode
+		if ep == 0 {
+			ep = i + 1
+		}
+		row := EpisodeRow{Episode: ep, Seed: res.Seed, Ticks: res.Ticks, EndReason: res.EndReason, Outcome: res.Outcome,
 			Passed: res.Passed, MeanScore: res.MeanScore, Metrics: map[string]float64{}, FinalStateHash: res.FinalStateHash}
 		for _, a := range res.Agents {
 			for name, v := range a.Metrics {
-				row.Metrics[name] += v / float64(len(res.Agents))
+				row.Metrics[name] += v
 			}
+		}
+		for name, sum := range row.Metrics {
+			// Rounded past float noise: a mean of 1s prints as 1.
+			row.Metrics[name] = math.Round(sum/float64(len(res.Agents))*1e9) / 1e9
 		}
 		for _, name := range slices.Sorted(maps.Keys(row.Metrics)) {
 			perMetric[name] = append(perMetric[name], row.Metrics[name])

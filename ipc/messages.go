@@ -128,13 +128,15 @@ type EpisodeEnd struct {
 // Frame is what spectators receive every tick: every agent with its current
 // action, every entity, and the tick's public events.
 type Frame struct {
-	Type     string        `cbor:"type"`
-	Episode  int           `cbor:"episode"`
-	Tick     int           `cbor:"tick"`
-	Paused   bool          `cbor:"paused,omitempty"`
-	Agents   []FrameAgent  `cbor:"agents"`
-	Entities []FrameEntity `cbor:"entities,omitempty"`
-	Events   []world.Event `cbor:"events,omitempty"`
+	Type    string `cbor:"type"`
+	Episode int    `cbor:"episode"`
+	Tick    int    `cbor:"tick"`
+	Paused  bool   `cbor:"paused,omitempty"`
+	// TeamScores are a capture game's scores by team.
+	TeamScores map[string]int `cbor:"team_scores,omitempty"`
+	Agents     []FrameAgent   `cbor:"agents"`
+	Entities   []FrameEntity  `cbor:"entities,omitempty"`
+	Events     []world.Event  `cbor:"events,omitempty"`
 }
 
 // FrameAgent is one agent in a frame.

@@ -89,6 +89,7 @@ func (s *Server) hello(sess *session, h *ipc.Hello) {
 		sess.spectator = true
 		c.Send(s.welcome(sess, nil))
 		if s.started {
+			c.Send(s.episodeStart())
 			s.sendFrame(sess, s.frame())
 		}
 		return
@@ -141,7 +142,7 @@ func (s *Server) hello(sess *session, h *ipc.Hello) {
 	if !s.started {
 		return
 	}
-	c.Send(ipc.EpisodeStart{Type: "episode_start", Episode: s.episode, Seed: s.w.Seed(), Tick: s.w.Tick(), Objective: s.w.Objective()})
+	c.Send(s.episodeStart())
 	// Rejoining a dead agent: say so. Joining (or rejoining) an agent whose
 	// latest observation is unanswered: send it again, with what is left of
 	// its deadline, so the agent can still decide for it.
@@ -279,7 +280,7 @@ func (s *Server) control(c *ipc.Conn, m *ipc.Control) {
 // need one).
 func (s *Server) frame() ipc.Frame {
 	w := s.w
-	f := ipc.Frame{Type: "frame", Episode: s.episode, Tick: w.Tick(), Paused: s.paused, Events: s.events}
+	f := ipc.Frame{Type: "frame", Episode: s.episode, Tick: w.Tick(), Paused: s.paused, TeamScores: w.TeamScores(), Events: s.events}
 	for _, a := range w.Agents() {
 		// The agent's own state only: a full observation (perception and all)
 		// per agent per tick would cost more than the frame is worth.

@@ -259,19 +259,26 @@ func (s *Server) runEpisode(ctx context.Context) (*engine.Results, error) {
 	for _, sess := range s.sessions {
 		sess.static = false
 	}
-	s.broadcast(ipc.EpisodeStart{Type: "episode_start", Episode: s.episode, Seed: s.w.Seed(), Tick: s.w.Tick(), Objective: s.w.Objective()})
+	s.broadcast(s.episodeStart())
 	r := &engine.Runner{World: s.w, Tools: s.reg, Gatherer: s, DecisionPeriod: s.opt.Scenario.Limits.DecisionPeriod,
 		MaxTicks: s.w.Objective().TimeLimit, Journal: j, OnTick: func(rec *engine.TickRecord) {
 			s.events = rec.Events
 			s.afterTick(ctx)
 		}}
 	res, err := r.Run(ctx)
+	if res != nil {
+		res.Episode = s.episode
+	}
 	if s.opt.Recorder != nil {
 		if rerr := s.opt.Recorder.End(s.episode, j, res, err); err == nil {
 			err = rerr
 		}
 	}
 	return res, err
+}
+
+func (s *Server) episodeStart() ipc.EpisodeStart {
+	return ipc.EpisodeStart{Type: "episode_start", Episode: s.episode, Seed: s.w.Seed(), Tick: s.w.Tick(), Objective: s.w.Objective()}
 }
 
 // broadcast sends msg to every agent and spectator session.

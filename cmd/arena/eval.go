@@ -121,7 +121,7 @@ func printReport(w io.Writer, rep *eval.Report) {
 		rows = append(rows, t)
 	}
 	for _, a := range rows {
-		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%g\t%g\t\n", a.Name, a.Mean, a.StdErr, a.Min, a.Max)
+		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.3f\t%.3f\t\n", a.Name, a.Mean, a.StdErr, a.Min, a.Max)
 	}
 	tw.Flush()
 }

@@ -108,7 +108,17 @@ func printResults(w io.Writer, res *engine.Results) {
 	}
 	tw.Flush()
 	for _, t := range res.Teams {
-		fmt.Fprintf(w, "team %s: score %.2f, passed %s\n", t.Team, t.Score, yesNo(t.Passed))
+		fmt.Fprintf(w, "team %s: objective score %.2f, passed %s", t.Team, t.Score, yesNo(t.Passed))
+		if t.GameScore != nil && t.Captures != nil {
+			fmt.Fprintf(w, "; game score %d, %d captures", *t.GameScore, *t.Captures)
+		}
+		fmt.Fprintln(w)
+	}
+	switch {
+	case res.Winner != "":
+		fmt.Fprintf(w, "team %s won\n", res.Winner)
+	case res.Outcome == "draw":
+		fmt.Fprintln(w, "the game was a draw")
 	}
 	fmt.Fprintf(w, "mean score %.2f; objective %s\n", res.MeanScore, map[bool]string{true: "PASSED by every agent", false: "not passed by every agent"}[res.Passed])
 }
