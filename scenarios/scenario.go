@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/arena-sim/arena/components"
 	"github.com/arena-sim/arena/world"
 )
 
@@ -49,6 +50,19 @@ type Scenario struct {
 	Agents      AgentsSpec      `json:"agents"`
 	Limits      LimitsSpec      `json:"limits"`
 	Objective   world.Objective `json:"objective"`
+	// Components switches world components on, in order (see docs/components.md).
+	Components []ComponentSpec `json:"components"`
+	// Variables are scenario variables every agent sees; components may
+	// change them.
+	Variables map[string]any `json:"variables"`
+	// Schedule lists events published at given ticks (source "scheduled").
+	Schedule []world.ScheduledEvent `json:"schedule"`
+}
+
+// ComponentSpec switches on one world component: its kind and its config.
+type ComponentSpec struct {
+	Type   string          `json:"type"`
+	Config json.RawMessage `json:"config"`
 }
 
 // BoundsSpec gives the world rectangle explicitly: min [x, z] and max [x, z].
@@ -351,6 +365,14 @@ func (s *Scenario) Config(opt Options) (world.Config, error) {
 			MaxSpeedMultiplier: s.Rules.MaxSpeedMultiplier, ArrivalTolerance: s.Rules.ArrivalTolerance,
 			StuckSeconds: s.Rules.StuckSeconds, HazardCost: uint8(s.Rules.HazardCost), ClusterSize: s.Rules.ClusterSize,
 		},
+	}
+	cfg.Variables, cfg.Schedule = s.Variables, s.Schedule
+	for _, c := range s.Components {
+		comp, err := components.New(c.Type, c.Config)
+		if err != nil {
+			return world.Config{}, fmt.Errorf("scenario %s: %w", s.Name, err)
+		}
+		cfg.Components = append(cfg.Components, comp)
 	}
 	cfg.Objective.TimeLimit = s.TimeLimit()
 	if opt.Ticks > 0 {

@@ -110,6 +110,15 @@ func TestValidationErrorsNameFileFieldAndProblem(t *testing.T) {
 			return strings.Replace(s, `"position": [2, 2]`, `"position": [2, 2], "amount": 3`, 1)
 		}, []string{`unknown field "amount"`}},
 		{"unknown bot", func(s string) string { return strings.Replace(s, `{"count": 1}`, `{"count": 1, "bot": "wizard"}`, 1) }, []string{"agents.bot", `unknown built-in bot "wizard"`}},
+		{"unknown component", func(s string) string {
+			return strings.Replace(s, `"agents"`, `"components": [{"type": "casino"}], "agents"`, 1)
+		}, []string{"components[0]", `unknown component "casino"`}},
+		{"bad variable", func(s string) string {
+			return strings.Replace(s, `"agents"`, `"variables": {"rates": [1, 2]}, "agents"`, 1)
+		}, []string{"variables.rates", "number, text or a boolean"}},
+		{"schedule past the end", func(s string) string {
+			return strings.Replace(s, `"agents"`, `"schedule": [{"tick": 99999, "type": "news"}, {"tick": 3}], "agents"`, 1)
+		}, []string{"schedule[0].tick", "schedule[1].type: is required"}},
 		{"two problems", func(s string) string {
 			return strings.Replace(strings.Replace(s, `[1, 0, 1]`, `[80, 0, 1]`, 1), `"radius": 1`, `"radius": -1`, 1)
 		}, []string{"bad.json: obstacles[0].radius: must be between 0.05", "(and 1 more: resources[0].position: (80, 1) is outside the world"}},

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/arena-sim/arena/bots"
+	"github.com/arena-sim/arena/components"
 	"github.com/arena-sim/arena/world"
 )
 
@@ -262,6 +263,7 @@ func (s *Scenario) validate() error {
 			v.add(f+".target", "must be a number")
 		}
 	}
+	s.validateComponents(v)
 	return v.err()
 }
 
@@ -443,5 +445,38 @@ func (v *validator) rules(r RulesSpec) {
 	}
 	if r.ClusterSize < 0 || (r.ClusterSize > 0 && r.ClusterSize < 4) {
 		v.add("rules.cluster_size", fmt.Sprintf("must be at least 4, got %d", r.ClusterSize))
+	}
+}
+
+// validateComponents checks the components (each is built once from its
+// config), the variables and the schedule.
+func (s *Scenario) validateComponents(v *validator) {
+	seen := map[string]bool{}
+	for i, c := range s.Components {
+		field := fmt.Sprintf("components[%d]", i)
+		if seen[c.Type] {
+			v.add(field, fmt.Sprintf("component %q is switched on twice", c.Type))
+			continue
+		}
+		seen[c.Type] = true
+		if _, err := components.New(c.Type, c.Config); err != nil {
+			v.add(field, err.Error())
+		}
+	}
+	for name, val := range s.Variables {
+		switch val.(type) {
+		case float64, string, bool:
+		default:
+			v.add("variables."+name, "must be a number, text or a boolean")
+		}
+	}
+	for i, e := range s.Schedule {
+		field := fmt.Sprintf("schedule[%d]", i)
+		if e.Type == "" {
+			v.add(field+".type", "is required")
+		}
+		if e.Tick < 0 || (s.TimeLimit() > 0 && e.Tick >= s.TimeLimit()) {
+			v.add(field+".tick", fmt.Sprintf("must be from 0 to the time limit (%d), got %d", s.TimeLimit(), e.Tick))
+		}
 	}
 }

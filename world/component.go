@@ -64,6 +64,9 @@ func (w *World) Publish(e Event) {
 		e.Source = "world"
 	}
 	w.events = append(w.events, e)
+	if onBridge(e) {
+		w.bridge.add(e)
+	}
 }
 
 // Events returns the events of the last completed tick (and of decisions applied

@@ -25,6 +25,11 @@ type Config struct {
 	Components []Component
 	// Capture, when set, makes the capture points a team game (see CaptureRules).
 	Capture *CaptureRules
+	// Variables are the scenario variables every agent sees (numbers, text
+	// or booleans); components may change them.
+	Variables map[string]any
+	// Schedule lists events the scenario publishes at given ticks.
+	Schedule []ScheduledEvent
 }
 
 // Rules are the tunable constants of the universal tools and the physics.

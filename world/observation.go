@@ -38,6 +38,14 @@ type Observation struct {
 	CurrentProgress  map[string]float64 `json:"current_progress"`
 	Score            float64            `json:"score"`
 	Components       map[string]Section `json:"components,omitempty"`
+	// Events is the bridge digest: what components and the scenario's
+	// schedule published since the agent's previous observation that it may
+	// see and did not cause itself (at most the 20 newest).
+	Events []EventView `json:"events,omitempty"`
+	// Variables are the scenario variables, with VariablesText rendering
+	// them for language models.
+	Variables     map[string]any `json:"variables,omitempty"`
+	VariablesText string         `json:"variables_text,omitempty"`
 
 	lastResult ActionResult // storage behind LastActionResult
 }

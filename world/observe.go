@@ -428,6 +428,15 @@ func (w *World) ObserveInto(a *Agent, obs *Observation) {
 	} else {
 		obs.Components = nil
 	}
+	obs.Events = w.digestInto(a, obs.Events)
+	if len(obs.Events) == 0 {
+		obs.Events = nil
+	}
+	if len(w.variables) > 0 {
+		obs.Variables, obs.VariablesText = w.Variables(), w.variablesText()
+	} else {
+		obs.Variables, obs.VariablesText = nil, ""
+	}
 }
 
 // roster returns the ids of the living agents, rebuilt only when one dies.

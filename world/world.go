@@ -50,6 +50,9 @@ type World struct {
 	outbox     []pendingMessage
 	events     []Event
 	spareEv    []Event
+	bridge     bridge
+	schedule   []ScheduledEvent
+	variables  map[string]any
 	rng        *streams
 	components []Component
 	capture    *captureGame // nil without capture rules
@@ -143,6 +146,12 @@ func New(cfg Config) (*World, error) {
 	}
 	if err := w.setupCapture(cfg.Capture); err != nil {
 		return nil, err
+	}
+	w.schedule = cfg.Schedule
+	for name, v := range cfg.Variables {
+		if err := w.SetVariable(name, v); err != nil {
+			return nil, err
+		}
 	}
 	w.components = cfg.Components
 	seen := map[string]bool{}
@@ -396,6 +405,7 @@ func (w *World) TakeEvents() []Event {
 // crafting progresses, agents move and collide, hazards hurt, resources respawn,
 // components run, and objectives are checked.
 func (w *World) Step() {
+	w.publishScheduled()
 	w.deliverMessages()
 	w.stepCrafting()
 	w.stepMovement()
