@@ -14,16 +14,19 @@ const JournalVersion = 1
 // JournalHeader is the first line of a journal: enough to rebuild the world
 // (the scenario file itself, the seed and the agent slots).
 type JournalHeader struct {
-	Type           string          `json:"type"` // "header"
-	Version        int             `json:"version"`
-	Scenario       string          `json:"scenario"`
-	ScenarioFile   json.RawMessage `json:"scenario_file,omitempty"`
-	Seed           uint64          `json:"seed"`
-	Episode        int             `json:"episode,omitempty"`
-	Agents         []string        `json:"agents"`
-	DecisionPeriod int             `json:"decision_period"`
-	TimeLimit      int             `json:"time_limit"` // ticks, after any --ticks override
-	InitialHash    string          `json:"initial_hash"`
+	Type         string          `json:"type"` // "header"
+	Version      int             `json:"version"`
+	Scenario     string          `json:"scenario"`
+	ScenarioFile json.RawMessage `json:"scenario_file,omitempty"`
+	Seed         uint64          `json:"seed"`
+	Episode      int             `json:"episode,omitempty"`
+	Agents       []string        `json:"agents"`
+	// Variables are the scenario variables the world started with (sweeps
+	// override the file's).
+	Variables      map[string]any `json:"variables,omitempty"`
+	DecisionPeriod int            `json:"decision_period"`
+	TimeLimit      int            `json:"time_limit"` // ticks, after any --ticks override
+	InitialHash    string         `json:"initial_hash"`
 }
 
 // Journal is the decision journal: JSON lines, a header, one line per tick with

@@ -24,8 +24,10 @@ type Config struct {
 	Seed     uint64 // the run's seed; episode k runs with engine.EpisodeSeed(Seed, k)
 	Agents   int    // [the scenario's count]
 	Ticks    int    // replaces the scenario's time limit when positive
-	Episodes int    // [1]
-	Parallel int    // worker goroutines [GOMAXPROCS]
+	// Variables override scenario variables (one point of a sweep).
+	Variables map[string]any
+	Episodes  int // [1]
+	Parallel  int // worker goroutines [GOMAXPROCS]
 	// Recorder, when set, journals episodes and keeps their results. Run calls
 	// it from several goroutines at once when Parallel > 1.
 	Recorder engine.Recorder
@@ -56,7 +58,7 @@ func Controllers(sc *scenarios.Scenario, w *world.World) (map[string]engine.Cont
 // set, is the runner's OnTick.
 func Episode(ctx context.Context, cfg Config, ep int, onTick func(*engine.TickRecord)) (*engine.Results, error) {
 	sc := cfg.Scenario
-	w, err := sc.NewWorld(scenarios.Options{Seed: engine.EpisodeSeed(cfg.Seed, ep), Agents: cfg.Agents, Ticks: cfg.Ticks})
+	w, err := sc.NewWorld(scenarios.Options{Seed: engine.EpisodeSeed(cfg.Seed, ep), Agents: cfg.Agents, Ticks: cfg.Ticks, Variables: cfg.Variables})
 	if err != nil {
 		return nil, fmt.Errorf("episode %d: %w", ep, err)
 	}

@@ -11,10 +11,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -321,6 +323,9 @@ type Options struct {
 	Agents int // 0: the scenario's default count
 	// Ticks, when positive, replaces the scenario's time limit.
 	Ticks int
+	// Variables override the scenario's variables of the same names (a sweep
+	// sets them); naming a variable the scenario does not declare is an error.
+	Variables map[string]any
 }
 
 // AgentIDs returns the slot ids for n agents (0: the default count).
@@ -367,6 +372,15 @@ func (s *Scenario) Config(opt Options) (world.Config, error) {
 		},
 	}
 	cfg.Variables, cfg.Schedule = s.Variables, s.Schedule
+	if len(opt.Variables) > 0 {
+		cfg.Variables = maps.Clone(s.Variables)
+		for _, name := range slices.Sorted(maps.Keys(opt.Variables)) {
+			if _, ok := s.Variables[name]; !ok {
+				return world.Config{}, fmt.Errorf("scenario %s has no variable %q (it has: %s)", s.Name, name, strings.Join(slices.Sorted(maps.Keys(s.Variables)), ", "))
+			}
+			cfg.Variables[name] = opt.Variables[name]
+		}
+	}
 	for _, c := range s.Components {
 		comp, err := components.New(c.Type, c.Config)
 		if err != nil {

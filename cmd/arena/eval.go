@@ -28,6 +28,8 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	out := fs.String("out", "", "output folder (default runs/eval-SCENARIO-seedS)")
 	replays := fs.Bool("replays", false, "also write every episode's replay and results into DIR/episode-NNNN")
 	plots := fs.Bool("plots", true, "draw PNG plots into DIR/plots")
+	var vary listFlag
+	fs.Var(&vary, "vary", "NAME=A,B,C: sweep a scenario variable over these values (repeatable: every combination runs)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -49,6 +51,13 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("create output folder: %w", err)
 	}
 	cfg := eval.Config{Scenario: sc, Seed: *seed, Agents: *agents, Ticks: *ticks, Episodes: *episodes, Parallel: *parallel}
+	if len(vary) > 0 {
+		points, err := sweepPoints(vary)
+		if err != nil {
+			return err
+		}
+		return sweep(ctx, cfg, points, dir, *replays, stdout, stderr)
+	}
 	if *replays {
 		cfg.Recorder = &folder{dir: dir, episodes: *episodes, sc: sc, replays: true}
 	}
