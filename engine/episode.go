@@ -19,9 +19,9 @@ func EpisodeSeed(seed uint64, ep int) uint64 {
 
 // Recorder keeps what episodes produce. Begin is called with each episode's
 // world before its first tick and returns the journal that records it (nil
-// for none); End is called with the episode's results, or the error that
-// stopped it, and owns closing the journal.
+// for none); End is called with the finished world and the episode's
+// results, or the error that stopped it, and owns closing the journal.
 type Recorder interface {
 	Begin(episode int, w *world.World) (*Journal, error)
-	End(episode int, j *Journal, res *Results, runErr error) error
+	End(episode int, w *world.World, j *Journal, res *Results, runErr error) error
 }

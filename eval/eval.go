@@ -79,7 +79,7 @@ func Episode(ctx context.Context, cfg Config, ep int, onTick func(*engine.TickRe
 		res.Episode = ep
 	}
 	if cfg.Recorder != nil {
-		if rerr := cfg.Recorder.End(ep, j, res, err); err == nil {
+		if rerr := cfg.Recorder.End(ep, w, j, res, err); err == nil {
 			err = rerr
 		}
 	}

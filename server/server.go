@@ -91,8 +91,11 @@ type Server struct {
 	started  bool
 	episode  int
 	tick     int
-	limit    int
-	events   []world.Event // the last tick's, for frames
+	// gathering: lockstep is waiting for the decisions of tick. Once it
+	// stops, until the next decision point, decisions for tick are late.
+	gathering bool
+	limit     int
+	events    []world.Event // the last tick's, for frames
 
 	// Pacing, driven by spectators' control commands and, in real time, the
 	// clock: speed multiplies the tick rate (0: as fast as the agents go).
@@ -270,7 +273,7 @@ func (s *Server) runEpisode(ctx context.Context) (*engine.Results, error) {
 		res.Episode = s.episode
 	}
 	if s.opt.Recorder != nil {
-		if rerr := s.opt.Recorder.End(s.episode, j, res, err); err == nil {
+		if rerr := s.opt.Recorder.End(s.episode, s.w, j, res, err); err == nil {
 			err = rerr
 		}
 	}
@@ -365,8 +368,10 @@ func (s *Server) Gather(ctx context.Context, tick int, obs []*world.Observation,
 	if s.opt.Mode == "lockstep" {
 		timer := time.NewTimer(time.Until(deadline))
 		defer timer.Stop()
+		s.gathering = true
 		for !s.allDecided(obs) && s.serveOne(ctx, timer.C) {
 		}
+		s.gathering = false
 	}
 	for i, o := range obs {
 		sl := s.order[i]

@@ -85,3 +85,37 @@ func (w *World) Component(name string) Component {
 
 // Components returns the world's components in scenario order.
 func (w *World) Components() []Component { return w.components }
+
+// Reporter is implemented by components with episode outputs beyond metrics:
+// tables (written as CSV and JSON) and plots (drawn as PNG), taken once the
+// episode is over — per-round figures, top posts, a social graph, trades,
+// belief trajectories, prices over time.
+type Reporter interface {
+	Tables() []Table
+	Plots() []Plot
+}
+
+// Table is one output table. Cells are numbers, text or booleans.
+type Table struct {
+	Name    string   `json:"name"` // a file name: letters, digits, '_' and '-'
+	Columns []string `json:"columns"`
+	Rows    [][]any  `json:"rows"`
+}
+
+// Plot is one output plot: lines of (x, y) points, or a histogram per series
+// when Histogram is set (each series' Y values are the samples).
+type Plot struct {
+	Name      string   `json:"name"` // a file name: letters, digits, '_' and '-'
+	Title     string   `json:"title"`
+	X         string   `json:"x"`
+	Y         string   `json:"y"`
+	Histogram bool     `json:"histogram,omitempty"`
+	Series    []Series `json:"series"`
+}
+
+// Series is one line of a plot.
+type Series struct {
+	Label string    `json:"label"`
+	X     []float64 `json:"x"`
+	Y     []float64 `json:"y"`
+}

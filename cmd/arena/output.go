@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/arena-sim/arena/engine"
+	"github.com/arena-sim/arena/eval"
 	"github.com/arena-sim/arena/scenarios"
 	"github.com/arena-sim/arena/world"
 )
@@ -55,9 +56,9 @@ func (f *folder) Begin(ep int, w *world.World) (*engine.Journal, error) {
 	})
 }
 
-// End implements engine.Recorder: it closes the replay and writes the
-// results atomically.
-func (f *folder) End(ep int, j *engine.Journal, res *engine.Results, runErr error) error {
+// End implements engine.Recorder: it closes the replay, writes the results
+// atomically, and the components' tables and plots beside them.
+func (f *folder) End(ep int, w *world.World, j *engine.Journal, res *engine.Results, runErr error) error {
 	if j != nil {
 		if err := j.Close(); err != nil && runErr == nil {
 			runErr = err
@@ -65,6 +66,9 @@ func (f *folder) End(ep int, j *engine.Journal, res *engine.Results, runErr erro
 	}
 	if runErr != nil {
 		return runErr
+	}
+	if _, err := eval.WriteComponentReports(f.episodeDir(ep), w); err != nil {
+		return err
 	}
 	return res.WriteJSON(filepath.Join(f.episodeDir(ep), resultsFile))
 }
