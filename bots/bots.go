@@ -29,8 +29,11 @@ type Bot interface {
 var kinds = map[string]func(Info) Bot{
 	"capture_team": func(i Info) Bot { return NewCaptureTeam(i) },
 	"crafter":      func(i Info) Bot { return NewCrafter(i) },
+	"economist":    func(i Info) Bot { return NewEconomist(i) },
 	"forager":      func(i Info) Bot { return NewForager(i) },
 	"idle":         func(Info) Bot { return idleBot{} },
+	"social":       func(i Info) Bot { return NewSocial(i) },
+	"trader":       func(i Info) Bot { return NewTrader(i) },
 }
 
 // Kinds lists the built-in bot kinds.

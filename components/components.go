@@ -11,6 +11,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/arena-sim/arena/components/economy"
+	"github.com/arena-sim/arena/components/market"
+	"github.com/arena-sim/arena/components/social"
 	"github.com/arena-sim/arena/world"
 )
 
@@ -19,7 +22,11 @@ import (
 type Factory func(config json.RawMessage) (world.Component, error)
 
 // kinds maps a component kind to its factory; kinds register here.
-var kinds = map[string]Factory{}
+var kinds = map[string]Factory{
+	"economy": economy.Factory,
+	"market":  market.Factory,
+	"social":  social.Factory,
+}
 
 // Kinds lists the component kinds in sorted order.
 func Kinds() []string {

@@ -149,7 +149,8 @@ func TestLoadUserFileAndUnknownName(t *testing.T) {
 	_, err = scenarios.Load(y)
 	require.NoError(t, err, "JSON is YAML: a .yaml file written in JSON loads")
 	_, err = scenarios.Load("no-such-scenario")
-	require.ErrorContains(t, err, "not a built-in scenario (crafting, foraging")
+	require.ErrorContains(t, err, "not a built-in scenario ("+strings.Join(scenarios.Builtin(), ", ")+") and no such file")
+	require.Subset(t, scenarios.Builtin(), []string{"crafting", "economy", "foraging", "market", "team_capture"})
 }
 
 func TestSameSeedSameSpawns(t *testing.T) {

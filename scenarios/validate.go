@@ -238,6 +238,10 @@ func (s *Scenario) validate() error {
 	for _, m := range world.StandardMetrics() {
 		known[m] = true
 	}
+	componentMetrics := s.componentMetrics()
+	for _, m := range componentMetrics {
+		known[m] = true
+	}
 	capture := map[string]bool{}
 	for _, m := range world.CaptureMetrics() {
 		capture[m] = true
@@ -254,6 +258,7 @@ func (s *Scenario) validate() error {
 			if s.Capture != nil {
 				names = append(names, world.CaptureMetrics()...)
 			}
+			names = append(names, componentMetrics...)
 			v.add(f, fmt.Sprintf("unknown metric; known: %s, collected.<type>, crafted.<item>, inventory.<item>", strings.Join(names, ", ")))
 		}
 		if m.Weight < 0 {
@@ -446,6 +451,22 @@ func (v *validator) rules(r RulesSpec) {
 	if r.ClusterSize < 0 || (r.ClusterSize > 0 && r.ClusterSize < 4) {
 		v.add("rules.cluster_size", fmt.Sprintf("must be at least 4, got %d", r.ClusterSize))
 	}
+}
+
+// componentMetrics lists the metrics the scenario's components define (those
+// that list them with MetricNames), which its objective may name.
+func (s *Scenario) componentMetrics() []string {
+	var names []string
+	for _, c := range s.Components {
+		comp, err := components.New(c.Type, c.Config)
+		if err != nil {
+			continue // reported by validateComponents
+		}
+		if mn, ok := comp.(interface{ MetricNames() []string }); ok {
+			names = append(names, mn.MetricNames()...)
+		}
+	}
+	return names
 }
 
 // validateComponents checks the components (each is built once from its

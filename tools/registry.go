@@ -9,6 +9,7 @@ package tools
 import (
 	"fmt"
 	"log/slog"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -69,13 +70,23 @@ type Registry struct {
 	names  []string
 }
 
-// Register adds tools; a duplicate or malformed tool is an error.
+// Register adds tools; a duplicate or malformed tool is an error. A tool
+// identical to one already registered (same name, description, parameters and
+// query flag, such as the do_nothing that several components offer) is not a
+// duplicate: the first one is kept.
 func (r *Registry) Register(tools ...Tool) error {
 	if r.byName == nil {
 		r.byName = map[string]*Tool{}
 	}
 	for i := range tools {
 		t := tools[i]
+		if t.Parameters == nil {
+			t.Parameters = Object(nil)
+		}
+		if prev := r.byName[t.Name]; prev != nil && t.Handler != nil && prev.Description == t.Description &&
+			prev.Query == t.Query && reflect.DeepEqual(prev.Parameters, t.Parameters) {
+			continue
+		}
 		switch {
 		case t.Name == "":
 			return fmt.Errorf("register tool: empty name")
@@ -83,9 +94,6 @@ func (r *Registry) Register(tools ...Tool) error {
 			return fmt.Errorf("register tool %q: no handler", t.Name)
 		case r.byName[t.Name] != nil:
 			return fmt.Errorf("register tool %q: already registered", t.Name)
-		}
-		if t.Parameters == nil {
-			t.Parameters = Object(nil)
 		}
 		if t.Parameters.Type != "object" {
 			return fmt.Errorf("register tool %q: parameters must be an object schema", t.Name)

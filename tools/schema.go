@@ -2,6 +2,7 @@ package tools
 
 import (
 	"fmt"
+	"github.com/arena-sim/arena/internal/fuzzy"
 	"math"
 	"sort"
 	"strings"
@@ -48,7 +49,8 @@ func (e *ParamError) Error() string {
 	if e.Path == "" {
 		return e.Reason
 	}
-	return fmt.Sprintf("param '%s' %s", e.Path, e.Reason)
+	// The path may hold a name the caller made up: cut it before echoing.
+	return fmt.Sprintf("param '%s' %s", fuzzy.Clip(e.Path), e.Reason)
 }
 
 // Validate checks params against an object schema and returns them normalised:
@@ -220,7 +222,7 @@ func (s *Schema) check(path string, v any) (any, error) {
 					return str, nil
 				}
 			}
-			return fail("must be one of %s, got %q", strings.Join(s.Enum, ", "), str)
+			return fail("must be one of %s, got %q", strings.Join(s.Enum, ", "), fuzzy.Clip(str))
 		}
 		return str, nil
 	case "boolean":
