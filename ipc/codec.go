@@ -1,10 +1,13 @@
 package ipc
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 
 	"github.com/arena-sim/arena/internal/fuzzy"
 	"github.com/fxamacker/cbor/v2"
@@ -22,8 +25,9 @@ type Limits struct {
 // valid UTF-8, bounded nesting and element counts, no unknown fields, case-
 // sensitive field names. A Codec is immutable and safe for concurrent use.
 type Codec struct {
-	enc cbor.EncMode
-	dec cbor.DecMode
+	enc  cbor.UserBufferEncMode
+	dec  cbor.DecMode
+	fast *fastEncoder // observations and frames: the same bytes, faster
 }
 
 // NewCodec builds a codec.
@@ -37,7 +41,7 @@ func NewCodec(l Limits) (*Codec, error) {
 	if l.MaxMapPairs == 0 {
 		l.MaxMapPairs = 1024
 	}
-	enc, err := cbor.CoreDetEncOptions().EncMode()
+	enc, err := cbor.CoreDetEncOptions().UserBufferEncMode()
 	if err != nil {
 		return nil, fmt.Errorf("cbor encode mode: %w", err)
 	}
@@ -56,7 +60,7 @@ func NewCodec(l Limits) (*Codec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cbor decode mode: %w", err)
 	}
-	return &Codec{enc: enc, dec: dec}, nil
+	return &Codec{enc: enc, dec: dec, fast: &fastEncoder{enc: enc}}, nil
 }
 
 // Marshal encodes a message.
@@ -68,10 +72,67 @@ func (c *Codec) Marshal(v any) ([]byte, error) {
 	return b, nil
 }
 
+// framePool recycles the buffers of written frames (see marshalFrame).
+var framePool sync.Pool // of *[]byte
+
+// maxPooledFrame is the largest frame buffer kept for reuse.
+const maxPooledFrame = 64 << 10
+
+// marshalFrame encodes a message as a whole frame, length header included,
+// into a buffer that releaseFrame may recycle once the frame is written. The
+// bytes are those of AppendFrame(nil, Marshal(v)).
+func (c *Codec) marshalFrame(v any) ([]byte, error) {
+	var b []byte
+	if p, ok := framePool.Get().(*[]byte); ok {
+		b = (*p)[:0]
+	}
+	b = append(b, 0, 0, 0, 0)
+	var err error
+	switch v.(type) {
+	case ObservationMsg, Frame: // sent every tick
+		b, err = c.fast.Append(b, v)
+	default:
+		buf := bytes.NewBuffer(b)
+		err = c.enc.MarshalToBuffer(v, buf)
+		b = buf.Bytes()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("encode %T: %w", v, err)
+	}
+	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
+	return b, nil
+}
+
+// releaseFrame hands a frame's buffer back for reuse; the caller must not
+// touch the frame afterwards.
+func releaseFrame(frame []byte) {
+	if cap(frame) > maxPooledFrame {
+		return
+	}
+	b := frame[:0]
+	framePool.Put(&b)
+}
+
 // Decode decodes one frame's payload into a client message: *Hello, *Decision,
 // *Query, *Ping, *Bye or *Control. Anything else is a non-fatal BAD_MESSAGE
 // that says what was wrong.
 func (c *Codec) Decode(frame []byte) (any, error) {
+	// The fast path decodes a valid message in one pass. A message that
+	// decodes into the struct of the type it names, with no unknown or
+	// duplicate keys, passes every check below too, so the result is the same;
+	// anything else takes the full path for its exact error.
+	if typ, ok := peekType(frame); ok {
+		if msg := newMessage(typ); msg != nil && c.dec.Unmarshal(frame, msg) == nil && messageType(msg) == typ && c.checkID(msg) == nil {
+			return msg, nil
+		}
+	}
+	return c.decodeFull(frame)
+}
+
+// decodeFull is Decode without the fast path. A check added here after the
+// message is decoded must run on the fast path's messages too: put it in
+// Decode, after both (TestDecodeFastPathMatchesFullPath compares the two).
+func (c *Codec) decodeFull(frame []byte) (any, error) {
 	// First the shape: one well-formed CBOR map with a text "type".
 	var raw map[string]cbor.RawMessage
 	if err := c.dec.Unmarshal(frame, &raw); err != nil {
@@ -85,27 +146,169 @@ func (c *Codec) Decode(frame []byte) (any, error) {
 	if err := c.dec.Unmarshal(t, &typ); err != nil {
 		return nil, &ProtocolError{Code: CodeBadMessage, Message: "\"type\" must be a text string: " + strings.TrimPrefix(err.Error(), "cbor: ")}
 	}
-	var msg any
-	switch typ {
-	case "hello":
-		msg = &Hello{}
-	case "decision":
-		msg = &Decision{}
-	case "query":
-		msg = &Query{}
-	case "ping":
-		msg = &Ping{}
-	case "bye":
-		msg = &Bye{}
-	case "control":
-		msg = &Control{}
-	default:
+	msg := newMessage(typ)
+	if msg == nil {
 		return nil, &ProtocolError{Code: CodeBadMessage, Message: fmt.Sprintf("unknown message type %q (hello, decision, query, ping, bye, control)", fuzzy.Clip(typ))}
 	}
 	if err := c.dec.Unmarshal(frame, msg); err != nil {
 		return nil, badMessage(err)
 	}
+	if err := c.checkID(msg); err != nil {
+		return nil, err
+	}
 	return msg, nil
+}
+
+// checkID checks the id of a ping or a query. It is kept as raw CBOR, to be
+// echoed byte for byte, and raw values are only checked for well-formedness:
+// without this, duplicate keys and invalid UTF-8 in an id would be accepted,
+// and sent back.
+func (c *Codec) checkID(msg any) error {
+	var id cbor.RawMessage
+	switch m := msg.(type) {
+	case *Ping:
+		id = m.ID
+	case *Query:
+		id = m.ID
+	}
+	if len(id) == 0 {
+		return nil
+	}
+	var v any
+	if err := c.dec.Unmarshal(id, &v); err != nil {
+		return badMessage(err)
+	}
+	return nil
+}
+
+// newMessage returns a new client message of a type, or nil for an unknown type.
+func newMessage(typ string) any {
+	switch typ {
+	case "hello":
+		return &Hello{}
+	case "decision":
+		return &Decision{}
+	case "query":
+		return &Query{}
+	case "ping":
+		return &Ping{}
+	case "bye":
+		return &Bye{}
+	case "control":
+		return &Control{}
+	}
+	return nil
+}
+
+// messageType is the Type field of a message newMessage made.
+func messageType(msg any) string {
+	switch m := msg.(type) {
+	case *Hello:
+		return m.Type
+	case *Decision:
+		return m.Type
+	case *Query:
+		return m.Type
+	case *Ping:
+		return m.Type
+	case *Bye:
+		return m.Type
+	case *Control:
+		return m.Type
+	}
+	return ""
+}
+
+// peekType finds the text value of the key "type" in a frame holding a CBOR
+// map, without decoding anything else. It gives up (false) on anything
+// unusual (indefinite lengths, tags, deep nesting, a truncated frame, a non-text
+// key before "type"), which only sends the frame down Decode's full path.
+func peekType(b []byte) (string, bool) {
+	p := peeker{b: b}
+	major, n, ok := p.head()
+	if !ok || major != 5 {
+		return "", false
+	}
+	for range n {
+		major, kl, ok := p.head()
+		if !ok || major != 3 || kl > uint64(len(p.b)-p.off) {
+			return "", false
+		}
+		key := p.b[p.off : p.off+int(kl)]
+		p.off += int(kl)
+		if string(key) == "type" {
+			major, vl, ok := p.head()
+			if !ok || major != 3 || vl > uint64(len(p.b)-p.off) {
+				return "", false
+			}
+			return string(p.b[p.off : p.off+int(vl)]), true
+		}
+		if !p.skip(1) {
+			return "", false
+		}
+	}
+	return "", false
+}
+
+type peeker struct {
+	b   []byte
+	off int
+}
+
+// head reads an item's major type and argument (definite lengths only; the
+// argument of a float or simple value is ignored by callers).
+func (p *peeker) head() (major byte, arg uint64, ok bool) {
+	if p.off >= len(p.b) {
+		return 0, 0, false
+	}
+	c := p.b[p.off]
+	p.off++
+	major, ai := c>>5, c&31
+	if ai < 24 {
+		return major, uint64(ai), true
+	}
+	if ai > 27 {
+		return 0, 0, false
+	}
+	n := 1 << (ai - 24)
+	if n > len(p.b)-p.off {
+		return 0, 0, false
+	}
+	for _, x := range p.b[p.off : p.off+n] {
+		arg = arg<<8 | uint64(x)
+	}
+	p.off += n
+	return major, arg, true
+}
+
+// skip skips one item, at most 16 levels deep.
+func (p *peeker) skip(depth int) bool {
+	if depth > 16 {
+		return false
+	}
+	major, n, ok := p.head()
+	switch {
+	case !ok || major == 6:
+		return false
+	case major == 2 || major == 3:
+		if n > uint64(len(p.b)-p.off) {
+			return false
+		}
+		p.off += int(n)
+	case major == 4 || major == 5:
+		if n > uint64(len(p.b)-p.off) { // every item takes at least a byte
+			return false
+		}
+		if major == 5 {
+			n *= 2
+		}
+		for range n {
+			if !p.skip(depth + 1) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // badMessage turns a decoding error into a BAD_MESSAGE naming the problem.

@@ -1,6 +1,7 @@
 package ipc
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -56,8 +58,10 @@ type Incoming struct {
 
 // Conn is one client connection. A reader goroutine decodes frames and hands
 // messages to the inbox; a writer goroutine writes what Send and SendLatest
-// queue. Neither touches game state: they only move messages. Ping is
-// answered by the reader directly. Protocol errors in what the client sends
+// queue (a frame queued while the connection is idle is written at once,
+// without blocking, by the goroutine that queues it: see writeThrough).
+// Neither touches game state: they only move messages. Ping is answered by
+// the reader directly. Protocol errors in what the client sends
 // are answered with an error message; fatal ones close the connection.
 type Conn struct {
 	ctx   context.Context
@@ -75,6 +79,18 @@ type Conn struct {
 	done    chan struct{}
 	closeMu sync.Once
 	err     error
+
+	// Write-through: a frame queued when nothing else waits and nothing is
+	// being written is written at once by the goroutine that queues it, in
+	// one non-blocking write; what the socket does not take then (a full
+	// buffer, an error, an expired write deadline) is left to the writer
+	// goroutine, first thing. Waking the writer instead costs a goroutine
+	// hand-off, often to another processor, for every frame: in lockstep
+	// that delayed the first observations of a tick by hundreds of
+	// microseconds (docs/performance.md).
+	raw     syscall.RawConn // nil unless nc is a socket
+	writing bool            // a frame is being written, by either
+	partial []byte          // the unwritten end of a frame written through
 }
 
 // NewConn starts the reader and writer goroutines of a connection. Messages go
@@ -83,6 +99,11 @@ type Conn struct {
 func NewConn(ctx context.Context, nc net.Conn, codec *Codec, opt ConnOptions, inbox chan<- Incoming) *Conn {
 	c := &Conn{ctx: ctx, nc: nc, codec: codec, opt: opt.withDefaults(), inbox: inbox,
 		wake: make(chan struct{}, 1), done: make(chan struct{})}
+	if sc, ok := nc.(syscall.Conn); ok {
+		if raw, err := sc.SyscallConn(); err == nil {
+			c.raw = raw
+		}
+	}
 	go c.readLoop()
 	go c.writeLoop()
 	go func() {
@@ -142,7 +163,7 @@ func (c *Conn) SendLatest(msg any) error {
 // enqueue encodes msg and, under the lock, lets put store its frame. put
 // returns why the client is too slow, or "" when the frame was stored.
 func (c *Conn) enqueue(msg any, put func(frame []byte) string) error {
-	b, err := c.codec.Marshal(msg)
+	frame, err := c.codec.marshalFrame(msg)
 	if err != nil {
 		return err
 	}
@@ -151,7 +172,11 @@ func (c *Conn) enqueue(msg any, put func(frame []byte) string) error {
 		c.mu.Unlock()
 		return net.ErrClosed
 	}
-	slow := put(AppendFrame(nil, b))
+	if c.raw != nil && !c.writing && c.partial == nil && len(c.queue) == 0 && c.latest == nil {
+		c.writeThrough(frame) // unlocks
+		return nil
+	}
+	slow := put(frame)
 	c.mu.Unlock()
 	if slow != "" {
 		c.fail(&ProtocolError{Code: CodeSlowConsumer, Fatal: true, Message: slow})
@@ -159,6 +184,28 @@ func (c *Conn) enqueue(msg any, put func(frame []byte) string) error {
 	}
 	c.signal()
 	return nil
+}
+
+// writeThrough writes a frame while nothing else is queued or being written;
+// it is called with c.mu held and unlocks it. Nothing being queued, a
+// frame that SendLatest would store replaces nothing, so it is not a skip.
+func (c *Conn) writeThrough(frame []byte) {
+	c.writing = true
+	c.mu.Unlock()
+	n := tryWrite(c.raw, frame)
+	c.mu.Lock()
+	c.writing = false
+	if n < len(frame) {
+		c.partial = frame[n:]
+	}
+	wake := c.partial != nil || len(c.queue) > 0 || c.latest != nil || c.closing
+	c.mu.Unlock()
+	if n == len(frame) {
+		releaseFrame(frame)
+	}
+	if wake {
+		c.signal()
+	}
 }
 
 var errSlow = errors.New("client too slow: disconnected with " + CodeSlowConsumer)
@@ -214,15 +261,21 @@ func (c *Conn) writeLoop() {
 	for {
 		c.mu.Lock()
 		var frame []byte
-		obs := false
+		obs, part := false, false
 		switch {
+		case c.writing: // a write-through; it wakes us if there is more
+		case c.partial != nil: // its end goes before anything else
+			frame, c.partial, part = c.partial, nil, true
 		case len(c.queue) > 0:
 			frame = c.queue[0]
 			c.queue = c.queue[1:]
 		case c.latest != nil:
 			frame, c.latest, obs = c.latest, nil, true
 		}
-		closing := c.closing
+		closing := c.closing && !c.writing
+		if frame != nil {
+			c.writing = true
+		}
 		c.mu.Unlock()
 		if frame == nil {
 			if closing {
@@ -240,19 +293,25 @@ func (c *Conn) writeLoop() {
 			c.setErr(fmt.Errorf("write to %s: %w", c.nc.RemoteAddr(), err))
 			return
 		}
+		c.mu.Lock()
+		c.writing = false
 		if obs {
-			c.mu.Lock()
 			c.skipped = 0
-			c.mu.Unlock()
+		}
+		c.mu.Unlock()
+		if !part {
+			releaseFrame(frame)
 		}
 	}
 }
 
 func (c *Conn) readLoop() {
 	var buf []byte
+	// Buffered: a frame usually takes one read system call, not two.
+	r := bufio.NewReaderSize(c.nc, 4096)
 	for {
 		c.nc.SetReadDeadline(time.Now().Add(c.opt.IdleTimeout))
-		frame, err := ReadFrame(c.nc, c.opt.MaxFrame, buf)
+		frame, err := ReadFrame(r, c.opt.MaxFrame, buf)
 		if err != nil {
 			var pe *ProtocolError
 			if errors.As(err, &pe) && !pe.Fatal {
@@ -281,8 +340,6 @@ func (c *Conn) readLoop() {
 		case *Ping:
 			c.Send(Pong{Type: "pong", ID: m.ID})
 			continue
-		case *Bye:
-			c.Close()
 		}
 		select {
 		case c.inbox <- Incoming{Conn: c, Msg: msg}:
@@ -290,7 +347,7 @@ func (c *Conn) readLoop() {
 			c.notifyEnd()
 			return
 		}
-		if _, bye := msg.(*Bye); bye {
+		if _, bye := msg.(*Bye); bye { // delivered first, then the close
 			break
 		}
 	}

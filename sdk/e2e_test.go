@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -102,4 +103,53 @@ func TestServeMatchesRunAcrossProcesses(t *testing.T) {
 func TestConnectReportsRefusals(t *testing.T) {
 	_, err := sdk.Connect(context.Background(), "unix:"+filepath.Join(t.TempDir(), "none.sock"), sdk.Options{})
 	require.ErrorContains(t, err, "dial")
+}
+
+// TestServeStopsCleanlyOnSIGTERM stops `arena serve` with SIGTERM in the middle
+// of an episode: the tick under way finishes, the agent is told the episode
+// ended ("stopped"), and the results and a replay that verifies are written.
+func TestServeStopsCleanlyOnSIGTERM(t *testing.T) {
+	dir := t.TempDir()
+	arena := build(t, dir, "./cmd/arena", "arena")
+	sock := filepath.Join(dir, "arena.sock")
+	out := filepath.Join(dir, "out")
+	srv := exec.Command(arena, "serve", "--scenario", "foraging", "--agents", "1", "--listen", "unix:"+sock, "--out", out)
+	srv.Stderr = os.Stderr
+	require.NoError(t, srv.Start())
+	t.Cleanup(func() { srv.Process.Kill() })
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var c *sdk.Client
+	var err error
+	for i := 0; i < 200; i++ {
+		if c, err = sdk.Connect(ctx, "unix:"+sock, sdk.Options{MaxReconnects: -1}); err == nil {
+			break
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	require.NoError(t, err)
+	decided := 0
+	end, err := c.Run(ctx, sdk.AgentFunc(func(_ context.Context, obs *sdk.Observation) sdk.Decision {
+		if decided++; decided == 5 {
+			require.NoError(t, srv.Process.Signal(syscall.SIGTERM))
+		}
+		return sdk.Idle()
+	}))
+	require.NoError(t, err)
+	require.Equal(t, "stopped", end.Reason)
+	require.True(t, end.Final)
+	require.NoError(t, srv.Wait(), "a stopped server exits cleanly")
+
+	var res struct {
+		EndReason string `json:"end_reason"`
+		Ticks     int    `json:"ticks"`
+	}
+	b, err := os.ReadFile(filepath.Join(out, "results.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &res))
+	require.Equal(t, "stopped", res.EndReason)
+	require.GreaterOrEqual(t, res.Ticks, 5)
+	verify, err := exec.Command(arena, "replay", filepath.Join(out, "replay.jsonl"), "--verify", "--quiet").CombinedOutput()
+	require.NoError(t, err, "%s", verify)
 }

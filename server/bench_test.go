@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/arena-sim/arena/internal/ipcbench"
 )
@@ -26,7 +27,7 @@ func BenchmarkLockstep100Unix(b *testing.B) {
 	}
 	r := ipcbench.Result{Lockstep: *lock, Echo: *echo}
 	p50, p99 := r.Ratios()
-	us := func(d interface{ Microseconds() int64 }) float64 { return float64(d.Microseconds()) }
+	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1000 }
 	b.ReportMetric(lock.DecisionsPerSec, "decisions/s")
 	b.ReportMetric(us(lock.RTTP50), "rtt-p50-µs")
 	b.ReportMetric(us(lock.RTTP99), "rtt-p99-µs")
@@ -35,6 +36,8 @@ func BenchmarkLockstep100Unix(b *testing.B) {
 	b.ReportMetric(us(echo.RTTP99), "echo-p99-µs")
 	b.ReportMetric(p50, "ratio-p50")
 	b.ReportMetric(p99, "ratio-p99")
+	b.ReportMetric(us(lock.CPUPerDecision), "cpu-µs/decision")
+	b.ReportMetric(us(echo.CPUPerDecision), "echo-cpu-µs/decision")
 	b.ReportMetric(lock.ObsBytes, "obs-B")
 	b.ReportMetric(lock.DecisionBytes, "decision-B")
 }

@@ -151,7 +151,7 @@ func (s *Server) hello(sess *session, h *ipc.Hello) {
 		s.tellDead(sl)
 		return
 	}
-	if sl.obs != nil && sl.sentTick > sl.decidedTick {
+	if sl.obs != nil && sl.sentTick > sl.decidedTick && (s.opt.Mode != "lockstep" || s.gathering) {
 		msg := ipc.ObservationMsg{Type: "observation", Tick: sl.sentTick, Observation: sl.obs}
 		if s.opt.Mode == "lockstep" {
 			msg.DeadlineMS = max(int(time.Until(sl.deadline).Milliseconds()), 1)
@@ -213,6 +213,8 @@ func (s *Server) decide(sess *session, d *ipc.Decision) {
 	switch {
 	case tick == sl.sentTick && sl.decided, tick >= 0 && tick <= sl.decidedTick:
 		s.fail(sess.conn, protoErr(ipc.CodeDuplicateDecision, "a decision for tick %v was already received; the first one stands", d.Tick))
+	case known && s.opt.Mode == "lockstep" && !s.gathering:
+		s.fail(sess.conn, protoErr(ipc.CodeUnknownTick, "the decision for tick %d arrived after its deadline; the agent idled that tick", tick))
 	case !known && tick >= 0 && tick < sl.sentTick:
 		s.fail(sess.conn, protoErr(ipc.CodeUnknownTick, "the decision for tick %d arrived after the world moved on; answer the observation of tick %d", tick, sl.sentTick))
 	case !known:

@@ -46,8 +46,9 @@ Usage:
       List the built-in scenarios.
   arena tools [--scenario NAME|FILE] [--format text|json|openai]
       Print the tools agents can call, with their JSON Schema parameters.
-  arena bench [--agents N] [--size S] [--ticks T]
-      Measure world steps per second with built-in agents on a generated map.
+  arena bench [--agents N] [--size S] [--ticks T] [--ipc]
+      Measure world steps per second with built-in agents on a generated map;
+      with --ipc, lockstep decisions per second over a Unix socket.
 
 Run 'arena COMMAND -h' for a command's flags.
 `

@@ -135,6 +135,8 @@ type Economy struct {
 	laborProd   float64
 	capitalProd float64
 	shocks      []Shock
+
+	rep reports // per-round figures and policies for the reports: derived, not hashed (report.go)
 }
 
 // New builds an economy from its scenario config (nil: the defaults).
@@ -160,6 +162,7 @@ func (e *Economy) Attach(w *world.World) error {
 	e.byID = map[string]*actor{}
 	e.actors, e.households, e.ids = nil, nil, nil
 	e.ticks, e.totalInvestment, e.policies, e.shockNext = 0, 0, nil, 0
+	e.rep = reports{}
 	e.laborForce, e.spendRate, e.laborProd, e.capitalProd = cfg.LaborForce, cfg.SpendRate, *cfg.LaborProductivity, cfg.CapitalProductivity
 	known := map[string]bool{}
 	for i, ag := range w.Agents() {
@@ -272,6 +275,7 @@ func (e *Economy) Tick(w *world.World) {
 				"metric": name, "previous": e.prev[i], "current": e.metrics[i], "delta": d, "round": float64(e.round)}})
 		}
 	}
+	e.closeRound(w)
 	e.round++
 }
 

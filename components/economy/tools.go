@@ -381,6 +381,7 @@ func (e *Economy) applyPolicy(c *tools.Call, a *actor) world.ActionResult {
 	} else {
 		e.policies = append(e.policies, p)
 	}
+	e.logPolicy(c.World, p, previous, idx >= 0)
 	data := map[string]any{"policy": name, "description": desc, "enacted_by": a.id, "round": float64(e.round)}
 	if variable != "" {
 		data["variable"], data["value"] = variable, value

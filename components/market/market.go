@@ -79,6 +79,7 @@ type Component struct {
 	agents  []string // agent ids in world order
 	port    map[string]*portfolio
 	round   int
+	rep     reports // trades and prices for the reports: derived, not hashed (report.go)
 }
 
 // New builds a market component from its config.
@@ -118,6 +119,7 @@ func (c *Component) Name() string { return Name }
 func (c *Component) Attach(w *world.World) error {
 	c.agents = c.agents[:0]
 	c.port = make(map[string]*portfolio, len(w.Agents()))
+	c.rep = reports{}
 	n := len(c.markets)
 	for _, a := range w.Agents() {
 		c.agents = append(c.agents, a.ID)
@@ -168,6 +170,7 @@ func (c *Component) Tick(w *world.World) {
 		}
 		m.lastPrice = p
 	}
+	c.closeRound(t)
 	c.round++
 }
 

@@ -154,6 +154,7 @@ func (c *Component) buy(call *tools.Call) world.ActionResult {
 		p.no[i] += shares
 	}
 	p.trades++
+	c.logTrade(call.World, call.Agent.ID, i, false, yes, shares, amount, p.balance)
 	price := m.pool.PriceYes()
 	return world.OK(tool, map[string]any{
 		"side": "buy", "market_id": m.id, "outcome": outcomeName(yes), "shares": shares, "cost": amount,
@@ -216,6 +217,7 @@ func (c *Component) sell(call *tools.Call) world.ActionResult {
 	}
 	p.balance += proceeds
 	p.trades++
+	c.logTrade(call.World, call.Agent.ID, i, true, yes, shares, proceeds, p.balance)
 	price := m.pool.PriceYes()
 	return world.OK(tool, map[string]any{
 		"side": "sell", "market_id": m.id, "outcome": outcomeName(yes), "shares": shares, "proceeds": proceeds,

@@ -43,6 +43,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/arena-sim/arena/ipc"
@@ -85,6 +86,9 @@ type Stats struct {
 	// RTTP50 and RTTP99 are percentiles over every round trip of every client
 	// (Agents × Rounds samples).
 	RTTP50, RTTP99 time.Duration
+	// CPUPerDecision is the CPU time (user and system, of the whole process:
+	// server and clients) of the measured part divided by its decisions.
+	CPUPerDecision time.Duration
 	// ObsBytes and DecisionBytes are the mean sizes of the frames the clients
 	// read and wrote in the measured part, length headers included.
 	ObsBytes, DecisionBytes float64
@@ -242,8 +246,7 @@ func Lockstep(ctx context.Context, opt Options) (*Stats, [][]byte, error) {
 		_, err := srv.Serve(ctx, l)
 		served <- err
 	}()
-	dial := func(context.Context) (net.Conn, error) { return ipc.Dial(ctx, addr) }
-	st, clients, err := measure(ctx, opt, dial, func(c *client) error {
+	st, clients, err := measure(ctx, opt, addr, func(c *client) error {
 		return c.send(map[string]any{"type": "hello", "protocol": ipc.ProtocolVersion, "role": "agent"})
 	})
 	if err != nil {
@@ -286,8 +289,7 @@ func Echo(ctx context.Context, opt Options, frames [][]byte) (*Stats, error) {
 	defer cancel()
 	served := make(chan error, 1)
 	go func() { served <- echoServe(ctx, l, frames, opt.Rounds+1) }()
-	dial := func(context.Context) (net.Conn, error) { return ipc.Dial(ctx, addr) }
-	st, _, err := measure(ctx, opt, dial, nil)
+	st, _, err := measure(ctx, opt, addr, nil)
 	if err != nil {
 		cancel()
 		l.Close()
@@ -357,7 +359,7 @@ func echoServe(ctx context.Context, l net.Listener, frames [][]byte, rounds int)
 // measure connects opt.Agents clients, lets each say hello (when set), waits
 // until every one has read its first observation, then releases them all and
 // times opt.Rounds decisions each.
-func measure(ctx context.Context, opt Options, dial func(context.Context) (net.Conn, error), hello func(*client) error) (*Stats, []*client, error) {
+func measure(ctx context.Context, opt Options, addr string, hello func(*client) error) (*Stats, []*client, error) {
 	n := opt.Agents
 	clients := make([]*client, n)
 	ready := make(chan struct{}, n)
@@ -366,7 +368,7 @@ func measure(ctx context.Context, opt Options, dial func(context.Context) (net.C
 	release := make(chan struct{})
 	var wg sync.WaitGroup
 	for i := range clients {
-		nc, err := dial(ctx)
+		nc, err := ipc.Dial(ctx, addr)
 		if err != nil {
 			for _, c := range clients[:i] {
 				c.nc.Close()
@@ -409,6 +411,7 @@ func measure(ctx context.Context, opt Options, dial func(context.Context) (net.C
 	if opt.OnStart != nil {
 		opt.OnStart()
 	}
+	cpu0 := cpuTime()
 	start := time.Now()
 	close(release)
 	var end time.Time
@@ -424,6 +427,7 @@ func measure(ctx context.Context, opt Options, dial func(context.Context) (net.C
 			return stop(ctx.Err())
 		}
 	}
+	cpu := cpuTime() - cpu0
 	if opt.OnStop != nil {
 		opt.OnStop()
 	}
@@ -435,6 +439,7 @@ func measure(ctx context.Context, opt Options, dial func(context.Context) (net.C
 	}
 	st := &Stats{Agents: n, Rounds: opt.Rounds, Elapsed: end.Sub(start)}
 	st.DecisionsPerSec = float64(n*opt.Rounds) / st.Elapsed.Seconds()
+	st.CPUPerDecision = cpu / time.Duration(n*opt.Rounds)
 	var rtts []time.Duration
 	var obs, dec, obsN, decN int
 	for _, c := range clients {
@@ -445,6 +450,15 @@ func measure(ctx context.Context, opt Options, dial func(context.Context) (net.C
 	st.RTTP50, st.RTTP99 = percentile(rtts, 0.50), percentile(rtts, 0.99)
 	st.ObsBytes, st.DecisionBytes = float64(obs)/float64(max(obsN, 1)), float64(dec)/float64(max(decN, 1))
 	return st, clients, nil
+}
+
+// cpuTime is the process's user and system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // percentile is the nearest-rank percentile of sorted samples.
@@ -537,8 +551,13 @@ func (c *client) play(ready chan<- struct{}, release <-chan struct{}, finished c
 		}
 		c.buf = f
 		var m incoming
-		if err := cbor.Unmarshal(f, &m); err != nil {
+		if err := parseHead(f, &m); err != nil {
 			return err
+		}
+		if m.Type == "error" { // the rest of the message, the slow way
+			if err := cbor.Unmarshal(f, &m); err != nil {
+				return err
+			}
 		}
 		switch m.Type {
 		case "observation":

@@ -1,0 +1,572 @@
+package ipc
+
+import (
+	"bytes"
+	"encoding"
+	"encoding/binary"
+	"encoding/json"
+	"math"
+	"math/big"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/fxamacker/cbor/v2"
+)
+
+// A fastEncoder encodes values exactly as the codec's Core Deterministic mode
+// (cbor.CoreDetEncOptions) does, byte for byte, only faster: it compiles an
+// encoder per Go type once, by reflection, instead of looking up its cached
+// description for every value, and it sorts a map's text keys before
+// encoding its pairs rather than sorting the encoded pairs.
+//
+// It handles booleans, integers, floats, text strings, arrays, slices,
+// pointers, interfaces, maps with text keys, and structs whose fields are
+// plain (named by a cbor or json tag or the field name, with omitempty or
+// nothing). Everything else (byte strings, marshalers, time.Time, big.Int,
+// embedded structs, keyasint, toarray, omitzero, other map keys, ...) is
+// handed to fxamacker/cbor for that value, so any type encodes correctly; it
+// is only faster for the plain ones. Observations are plain all the way down.
+// TestFastEncoderMatchesCBOR holds the two to the same bytes.
+type fastEncoder struct {
+	enc   cbor.UserBufferEncMode
+	plans sync.Map // reflect.Type -> *plan
+	mu    sync.Mutex
+}
+
+type encodeFn func(b []byte, v reflect.Value) ([]byte, error)
+
+// plan is a type's compiled encoder. emptyFn reports whether a value counts
+// as empty for omitempty; delegated plans have none (a struct with an
+// omitempty field of such a type is delegated whole).
+type plan struct {
+	fn        encodeFn
+	emptyFn   func(v reflect.Value) bool
+	delegated bool
+	leaf      leafKind // scalars, encoded inline by their containers
+}
+
+type leafKind uint8
+
+const (
+	notLeaf leafKind = iota
+	leafBool
+	leafInt
+	leafUint
+	leafFloat32
+	leafFloat64
+	leafString
+)
+
+// append encodes v, inline for scalars.
+func (p *plan) append(b []byte, v reflect.Value) ([]byte, error) {
+	switch p.leaf {
+	case leafString:
+		s := v.String()
+		return append(appendHead(b, 0x60, uint64(len(s))), s...), nil
+	case leafFloat64:
+		return appendFloat(b, v.Float(), true), nil
+	case leafInt:
+		return appendInt(b, v.Int()), nil
+	case leafBool:
+		if v.Bool() {
+			return append(b, 0xf5), nil
+		}
+		return append(b, 0xf4), nil
+	case leafUint:
+		return appendHead(b, 0x00, v.Uint()), nil
+	case leafFloat32:
+		return appendFloat(b, v.Float(), false), nil
+	}
+	return p.fn(b, v)
+}
+
+// empty reports whether v is empty for omitempty, inline for scalars.
+func (p *plan) empty(v reflect.Value) bool {
+	switch p.leaf {
+	case leafString:
+		return v.Len() == 0
+	case leafFloat64, leafFloat32:
+		return v.Float() == 0
+	case leafInt:
+		return v.Int() == 0
+	case leafBool:
+		return !v.Bool()
+	case leafUint:
+		return v.Uint() == 0
+	}
+	return p.emptyFn(v)
+}
+
+var (
+	typeCBORMarshaler   = reflect.TypeFor[cbor.Marshaler]()
+	typeBinaryMarshaler = reflect.TypeFor[encoding.BinaryMarshaler]()
+	typeTextMarshaler   = reflect.TypeFor[encoding.TextMarshaler]()
+	typeJSONMarshaler   = reflect.TypeFor[json.Marshaler]()
+	specialTypes        = map[reflect.Type]bool{
+		reflect.TypeFor[cbor.SimpleValue](): true, reflect.TypeFor[cbor.Tag](): true, reflect.TypeFor[cbor.RawTag](): true,
+		reflect.TypeFor[time.Time](): true, reflect.TypeFor[big.Int](): true, reflect.TypeFor[cbor.RawMessage](): true,
+		reflect.TypeFor[cbor.ByteString](): true,
+	}
+)
+
+// special reports whether fxamacker/cbor encodes t in a way of its own.
+func special(t reflect.Type) bool {
+	if specialTypes[t] {
+		return true
+	}
+	p := reflect.PointerTo(t)
+	return p.Implements(typeCBORMarshaler) || p.Implements(typeBinaryMarshaler) ||
+		p.Implements(typeTextMarshaler) || p.Implements(typeJSONMarshaler)
+}
+
+// Append appends the encoding of v to b.
+func (e *fastEncoder) Append(b []byte, v any) ([]byte, error) {
+	rv := reflect.ValueOf(v)
+	if !rv.IsValid() {
+		return append(b, 0xf6), nil
+	}
+	return e.planFor(rv.Type()).fn(b, rv)
+}
+
+func (e *fastEncoder) planFor(t reflect.Type) *plan {
+	if p, ok := e.plans.Load(t); ok {
+		return p.(*plan)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	building := map[reflect.Type]*plan{}
+	p := e.compile(t, building)
+	for t, p := range building {
+		e.plans.Store(t, p)
+	}
+	return p
+}
+
+// compile builds t's plan. Plans being built are in building, so that
+// recursive types refer to their own plan.
+func (e *fastEncoder) compile(t reflect.Type, building map[reflect.Type]*plan) *plan {
+	if p, ok := e.plans.Load(t); ok {
+		return p.(*plan)
+	}
+	if p := building[t]; p != nil {
+		return p
+	}
+	p := &plan{}
+	building[t] = p
+	if special(t) {
+		p.fn, p.delegated = e.delegate, true
+		return p
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		p.fn = func(b []byte, v reflect.Value) ([]byte, error) {
+			if v.Bool() {
+				return append(b, 0xf5), nil
+			}
+			return append(b, 0xf4), nil
+		}
+		p.emptyFn = func(v reflect.Value) bool { return !v.Bool() }
+		p.leaf = leafBool
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		p.fn = func(b []byte, v reflect.Value) ([]byte, error) { return appendInt(b, v.Int()), nil }
+		p.emptyFn = func(v reflect.Value) bool { return v.Int() == 0 }
+		p.leaf = leafInt
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		p.fn = func(b []byte, v reflect.Value) ([]byte, error) { return appendHead(b, 0x00, v.Uint()), nil }
+		p.emptyFn = func(v reflect.Value) bool { return v.Uint() == 0 }
+		p.leaf = leafUint
+	case reflect.Float32, reflect.Float64:
+		is64 := t.Kind() == reflect.Float64
+		p.fn = func(b []byte, v reflect.Value) ([]byte, error) { return appendFloat(b, v.Float(), is64), nil }
+		p.emptyFn = func(v reflect.Value) bool { return v.Float() == 0 }
+		p.leaf = leafFloat32
+		if is64 {
+			p.leaf = leafFloat64
+		}
+	case reflect.String:
+		p.fn = func(b []byte, v reflect.Value) ([]byte, error) {
+			s := v.String()
+			return append(appendHead(b, 0x60, uint64(len(s))), s...), nil
+		}
+		p.emptyFn = func(v reflect.Value) bool { return v.Len() == 0 }
+		p.leaf = leafString
+	case reflect.Pointer:
+		elem := e.compile(t.Elem(), building)
+		p.fn = func(b []byte, v reflect.Value) ([]byte, error) {
+			if v.IsNil() {
+				return append(b, 0xf6), nil
+			}
+			return elem.append(b, v.Elem())
+		}
+		p.emptyFn = func(v reflect.Value) bool { return v.IsNil() }
+	case reflect.Interface:
+		p.fn = func(b []byte, v reflect.Value) ([]byte, error) {
+			if v.IsNil() {
+				return append(b, 0xf6), nil
+			}
+			v = v.Elem()
+			return e.planFor(v.Type()).fn(b, v)
+		}
+		p.emptyFn = func(v reflect.Value) bool { return v.IsNil() }
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 { // byte strings
+			p.fn, p.delegated = e.delegate, true
+			return p
+		}
+		elem := e.compile(t.Elem(), building)
+		slice := t.Kind() == reflect.Slice
+		if slice && elem.leaf == leafString {
+			// Lists of names (agent_ids): read the strings in place.
+			p.fn = func(b []byte, v reflect.Value) ([]byte, error) {
+				if v.IsNil() {
+					return append(b, 0xf6), nil
+				}
+				n := v.Len()
+				b = appendHead(b, 0x80, uint64(n))
+				if n == 0 {
+					return b, nil
+				}
+				for _, s := range unsafe.Slice((*string)(v.UnsafePointer()), n) {
+					b = append(appendHead(b, 0x60, uint64(len(s))), s...)
+				}
+				return b, nil
+			}
+			p.emptyFn = func(v reflect.Value) bool { return v.Len() == 0 }
+			return p
+		}
+		p.fn = func(b []byte, v reflect.Value) ([]byte, error) {
+			if slice && v.IsNil() {
+				return append(b, 0xf6), nil
+			}
+			n := v.Len()
+			b = appendHead(b, 0x80, uint64(n))
+			var err error
+			for i := range n {
+				if b, err = elem.append(b, v.Index(i)); err != nil {
+					return nil, err
+				}
+			}
+			return b, nil
+		}
+		p.emptyFn = func(v reflect.Value) bool { return v.Len() == 0 }
+	case reflect.Map:
+		if t.Key().Kind() != reflect.String || special(t.Key()) {
+			p.fn, p.delegated = e.delegate, true
+			return p
+		}
+		e.compileMap(p, t, building)
+	case reflect.Struct:
+		e.compileStruct(p, t, building)
+	default:
+		p.fn, p.delegated = e.delegate, true
+	}
+	return p
+}
+
+// delegate encodes one value with fxamacker/cbor.
+func (e *fastEncoder) delegate(b []byte, v reflect.Value) ([]byte, error) {
+	var x any
+	if v.CanAddr() {
+		x = v.Addr().Interface() // a pointer encodes as what it points to
+	} else {
+		x = v.Interface()
+	}
+	buf := bytes.NewBuffer(b)
+	if err := e.enc.MarshalToBuffer(x, buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// compileMap: a map with text keys, its pairs in the order of their encoded
+// keys, which for text strings is shorter first, then bytewise.
+func (e *fastEncoder) compileMap(p *plan, t reflect.Type, building map[reflect.Type]*plan) {
+	elem := e.compile(t.Elem(), building)
+	// Keys and values are copied out of the map into reusable holders
+	// (MapIter.Key and Value would allocate a copy of each).
+	type entry struct {
+		k string
+		i int // the index of the value's holder
+	}
+	type scratch struct {
+		key     reflect.Value
+		values  []reflect.Value
+		entries []entry
+	}
+	pool := sync.Pool{New: func() any { return &scratch{key: reflect.New(t.Key()).Elem()} }}
+	switch t {
+	case reflect.TypeFor[map[string]int]():
+		p.fn = func(b []byte, v reflect.Value) ([]byte, error) {
+			return appendStringMap(b, v.Interface().(map[string]int), appendInt64[int]), nil
+		}
+		p.emptyFn = func(v reflect.Value) bool { return v.Len() == 0 }
+		return
+	case reflect.TypeFor[map[string]float64]():
+		p.fn = func(b []byte, v reflect.Value) ([]byte, error) {
+			return appendStringMap(b, v.Interface().(map[string]float64), appendFloat64), nil
+		}
+		p.emptyFn = func(v reflect.Value) bool { return v.Len() == 0 }
+		return
+	}
+	p.fn = func(b []byte, v reflect.Value) ([]byte, error) {
+		if v.IsNil() {
+			return append(b, 0xf6), nil
+		}
+		n := v.Len()
+		b = appendHead(b, 0xa0, uint64(n))
+		if n == 0 {
+			return b, nil
+		}
+		sc := pool.Get().(*scratch)
+		for len(sc.values) < n {
+			sc.values = append(sc.values, reflect.New(t.Elem()).Elem())
+		}
+		sc.entries = sc.entries[:0]
+		for it := v.MapRange(); it.Next(); {
+			i := len(sc.entries)
+			sc.key.SetIterKey(it)
+			sc.values[i].SetIterValue(it)
+			sc.entries = append(sc.entries, entry{sc.key.String(), i})
+		}
+		slices.SortFunc(sc.entries, func(a, b entry) int {
+			if len(a.k) != len(b.k) {
+				return len(a.k) - len(b.k)
+			}
+			return strings.Compare(a.k, b.k)
+		})
+		var err error
+		for _, x := range sc.entries {
+			b = append(appendHead(b, 0x60, uint64(len(x.k))), x.k...)
+			if b, err = elem.append(b, sc.values[x.i]); err != nil {
+				break
+			}
+		}
+		for i := range sc.entries {
+			sc.values[i].SetZero() // let the garbage collector have them
+		}
+		clear(sc.entries)
+		sc.key.SetZero()
+		pool.Put(sc)
+		if err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	p.emptyFn = func(v reflect.Value) bool { return v.Len() == 0 }
+}
+
+func appendInt64[T ~int](b []byte, v T) []byte { return appendInt(b, int64(v)) }
+
+func appendFloat64(b []byte, f float64) []byte { return appendFloat(b, f, true) }
+
+// appendStringMap encodes a map with text keys in Core Deterministic order.
+func appendStringMap[V any](b []byte, m map[string]V, value func([]byte, V) []byte) []byte {
+	if m == nil {
+		return append(b, 0xf6)
+	}
+	b = appendHead(b, 0xa0, uint64(len(m)))
+	var small [16]string
+	keys := small[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int {
+		if len(a) != len(b) {
+			return len(a) - len(b)
+		}
+		return strings.Compare(a, b)
+	})
+	for _, k := range keys {
+		b = value(append(appendHead(b, 0x60, uint64(len(k))), k...), m[k])
+	}
+	return b
+}
+
+type structField struct {
+	index     int
+	key       []byte // the encoded name
+	plan      *plan
+	omitEmpty bool
+}
+
+// compileStruct: a map of the exported fields, in the order of their encoded
+// names. Structs fxamacker/cbor treats specially are delegated whole.
+func (e *fastEncoder) compileStruct(p *plan, t reflect.Type, building map[reflect.Type]*plan) {
+	if f, ok := t.FieldByName("_"); ok && f.Tag.Get("cbor") != "-" {
+		p.fn, p.delegated = e.delegate, true // struct options such as toarray
+		return
+	}
+	var fields []structField
+	names := map[string]bool{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Anonymous {
+			p.fn, p.delegated = e.delegate, true // embedded fields follow Go's visibility rules
+			return
+		}
+		if !f.IsExported() {
+			continue
+		}
+		tag, isCBOR := f.Tag.Lookup("cbor")
+		if !isCBOR || tag == "" {
+			tag, isCBOR = f.Tag.Get("json"), false
+		}
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		omitEmpty := false
+		for opt := range strings.SplitSeq(opts, ",") {
+			switch opt {
+			case "":
+			case "omitempty":
+				omitEmpty = true
+			case "omitzero", "keyasint":
+				p.fn, p.delegated = e.delegate, true
+				return
+			}
+		}
+		if name == "" {
+			name = f.Name
+		}
+		if names[name] {
+			p.fn, p.delegated = e.delegate, true // fields hiding each other
+			return
+		}
+		names[name] = true
+		fp := e.compile(f.Type, building)
+		if omitEmpty && fp.delegated {
+			// Emptiness of a delegated type is fxamacker's business. (A
+			// struct-typed field is compiled completely here: a type cannot
+			// contain itself by value.)
+			p.fn, p.delegated = e.delegate, true
+			return
+		}
+		key := append(appendHead(nil, 0x60, uint64(len(name))), name...)
+		fields = append(fields, structField{index: i, key: key, plan: fp, omitEmpty: omitEmpty})
+	}
+	if len(fields) > 64 {
+		p.fn, p.delegated = e.delegate, true
+		return
+	}
+	slices.SortFunc(fields, func(a, b structField) int { return bytes.Compare(a.key, b.key) })
+	allOmitEmpty := true
+	for _, f := range fields {
+		allOmitEmpty = allOmitEmpty && f.omitEmpty
+	}
+	p.fn = func(b []byte, v reflect.Value) ([]byte, error) {
+		var kept uint64 // a bit per field to encode (at most 64 fields)
+		n := 0
+		for i := range fields {
+			if f := &fields[i]; !f.omitEmpty || !f.plan.empty(v.Field(f.index)) {
+				kept |= 1 << i
+				n++
+			}
+		}
+		b = appendHead(b, 0xa0, uint64(n))
+		var err error
+		for i := range fields {
+			if kept&(1<<i) == 0 {
+				continue
+			}
+			f := &fields[i]
+			b = append(b, f.key...)
+			if b, err = f.plan.append(b, v.Field(f.index)); err != nil {
+				return nil, err
+			}
+		}
+		return b, nil
+	}
+	// A struct is empty (for omitempty) when every field is omitempty and empty.
+	p.emptyFn = func(v reflect.Value) bool {
+		if !allOmitEmpty {
+			return false
+		}
+		for i := range fields {
+			if !fields[i].plan.empty(v.Field(fields[i].index)) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// appendHead appends a CBOR head: major type (already shifted) and argument,
+// in the shortest form.
+func appendHead(b []byte, major byte, n uint64) []byte {
+	switch {
+	case n < 24:
+		return append(b, major|byte(n))
+	case n <= math.MaxUint8:
+		return append(b, major|24, byte(n))
+	case n <= math.MaxUint16:
+		return binary.BigEndian.AppendUint16(append(b, major|25), uint16(n))
+	case n <= math.MaxUint32:
+		return binary.BigEndian.AppendUint32(append(b, major|26), uint32(n))
+	}
+	return binary.BigEndian.AppendUint64(append(b, major|27), n)
+}
+
+func appendInt(b []byte, i int64) []byte {
+	if i >= 0 {
+		return appendHead(b, 0x00, uint64(i))
+	}
+	return appendHead(b, 0x20, uint64(-1-i))
+}
+
+// appendFloat appends a float in the shortest form that keeps its value
+// (half, single or double precision); NaN is f97e00 and the infinities are
+// half precision, as in Core Deterministic encoding.
+func appendFloat(b []byte, f float64, is64 bool) []byte {
+	switch {
+	case math.IsNaN(f):
+		return append(b, 0xf9, 0x7e, 0x00)
+	case math.IsInf(f, 1):
+		return append(b, 0xf9, 0x7c, 0x00)
+	case math.IsInf(f, -1):
+		return append(b, 0xf9, 0xfc, 0x00)
+	}
+	f32 := float32(f)
+	if is64 && float64(f32) != f {
+		return binary.BigEndian.AppendUint64(append(b, 0xfb), math.Float64bits(f))
+	}
+	if h, ok := float16Exact(f32); ok {
+		return binary.BigEndian.AppendUint16(append(b, 0xf9), h)
+	}
+	return binary.BigEndian.AppendUint32(append(b, 0xfa), math.Float32bits(f32))
+}
+
+// float16Exact returns the half-precision bits of f when f (finite) is
+// exactly representable in half precision.
+func float16Exact(f float32) (uint16, bool) {
+	bits := math.Float32bits(f)
+	sign := uint16(bits>>16) & 0x8000
+	exp := int(bits>>23&0xff) - 127
+	mant := bits & 0x7fffff
+	switch {
+	case bits&0x7fffffff == 0: // ±0
+		return sign, true
+	case exp == 128: // NaN, Inf: handled by the caller
+		return 0, false
+	case exp >= -14 && exp <= 15: // a normal half: 10 bits of mantissa
+		if mant&0x1fff != 0 {
+			return 0, false
+		}
+		return sign | uint16(exp+15)<<10 | uint16(mant>>13), true
+	case exp >= -24 && exp < -14: // a subnormal half: value = m × 2^-24, m < 1024
+		if exp == -127 {
+			return 0, false // float32 subnormals are far below half's range
+		}
+		full := mant | 0x800000 // 24 bits, value = full × 2^(exp-23)
+		shift := uint(-1 - exp) // = (-24) - (exp-23) negated: bits to drop
+		if full&(1<<shift-1) != 0 {
+			return 0, false
+		}
+		return sign | uint16(full>>shift), true
+	}
+	return 0, false
+}

@@ -1,0 +1,448 @@
+package ipc
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/arena-sim/arena/bots"
+	"github.com/arena-sim/arena/engine"
+	"github.com/arena-sim/arena/scenarios"
+	"github.com/arena-sim/arena/world"
+	"github.com/fxamacker/cbor/v2"
+)
+
+func newFastEncoder(t testing.TB) (*fastEncoder, cbor.EncMode) {
+	t.Helper()
+	enc, err := cbor.CoreDetEncOptions().UserBufferEncMode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fastEncoder{enc: enc}, enc
+}
+
+func requireSameEncoding(t *testing.T, fe *fastEncoder, ref cbor.EncMode, v any) {
+	t.Helper()
+	want, werr := ref.Marshal(v)
+	got, gerr := fe.Append(nil, v)
+	if (werr != nil) != (gerr != nil) {
+		t.Fatalf("%T: fxamacker error %v, fast encoder error %v", v, werr, gerr)
+	}
+	if !bytes.Equal(want, got) {
+		t.Fatalf("%T %+v:\nfxamacker %x\nfast      %x", v, v, want, got)
+	}
+}
+
+func TestFastEncoderFloats(t *testing.T) {
+	fe, ref := newFastEncoder(t)
+	check := func(f float64) {
+		want, _ := ref.Marshal(f)
+		if got := appendFloat(nil, f, true); !bytes.Equal(want, got) {
+			t.Fatalf("float64 %v (%016x): want %x, got %x", f, math.Float64bits(f), want, got)
+		}
+		f32 := float32(f)
+		want, _ = ref.Marshal(f32)
+		if got := appendFloat(nil, float64(f32), false); !bytes.Equal(want, got) {
+			t.Fatalf("float32 %v (%08x): want %x, got %x", f32, math.Float32bits(f32), want, got)
+		}
+	}
+	// Every half-precision value, and its neighbours as float32 and float64.
+	for h := range 1 << 16 {
+		f := halfBits(uint16(h))
+		check(f)
+		f32 := float32(f)
+		if !math.IsNaN(f) && !math.IsInf(f, 0) {
+			check(float64(math.Float32frombits(math.Float32bits(f32) + 1)))
+			check(float64(math.Float32frombits(math.Float32bits(f32) - 1)))
+			check(math.Float64frombits(math.Float64bits(f) + 1))
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 200000 {
+		check(float64(math.Float32frombits(rng.Uint32())))
+		check(math.Float64frombits(rng.Uint64()))
+		check(math.Round(rng.NormFloat64()*1e4) / 100) // positions, rounded to two decimals
+	}
+	for _, f := range []float64{0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), math.NaN(), math.MaxFloat64,
+		math.SmallestNonzeroFloat64, math.MaxFloat32, math.SmallestNonzeroFloat32, 65504, 65505, 65520, 1.0 / (1 << 24), 1.0 / (1 << 25)} {
+		check(f)
+		check(-f)
+	}
+	_ = fe
+}
+
+// halfBits converts half-precision bits to a float64.
+func halfBits(h uint16) float64 {
+	sign := 1.0
+	if h&0x8000 != 0 {
+		sign = -1
+	}
+	exp, frac := int(h>>10&0x1f), float64(h&0x3ff)
+	switch exp {
+	case 0:
+		return sign * math.Ldexp(frac, -24)
+	case 31:
+		if frac == 0 {
+			return sign * math.Inf(1)
+		}
+		return math.NaN()
+	}
+	return sign * math.Ldexp(1+frac/1024, exp-15)
+}
+
+// filler sets random values, including the empty, nil and odd ones that
+// encoding rules distinguish, in any Go value.
+type filler struct{ rng *rand.Rand }
+
+var oddFloats = []float64{0, math.Copysign(0, -1), 0.5, 1.5, 0.1, 5.83, -2.25, 100, 65504, 70000, 1e-7, 1e300,
+	math.NaN(), math.Inf(1), math.Inf(-1), 3.4028234663852886e38}
+
+func (f *filler) float() float64 {
+	if f.rng.IntN(2) == 0 {
+		return oddFloats[f.rng.IntN(len(oddFloats))]
+	}
+	return math.Round(f.rng.NormFloat64()*5000) / 100
+}
+
+func (f *filler) str() string {
+	const chars = "abcxyz_ABZ019é—"
+	n := f.rng.IntN(4)
+	if f.rng.IntN(4) == 0 {
+		n = f.rng.IntN(40)
+	}
+	r := []rune(chars)
+	s := make([]rune, n)
+	for i := range s {
+		s[i] = r[f.rng.IntN(len(r))]
+	}
+	return string(s)
+}
+
+func (f *filler) any(depth int) any {
+	switch f.rng.IntN(7) {
+	case 0:
+		return nil
+	case 1:
+		return f.rng.IntN(1000) - 500
+	case 2:
+		return f.str()
+	case 3:
+		return f.float()
+	case 4:
+		return f.rng.IntN(2) == 0
+	case 5:
+		if depth > 3 {
+			return nil
+		}
+		return []any{f.any(depth + 1), f.any(depth + 1)}
+	}
+	if depth > 3 {
+		return uint64(7)
+	}
+	return map[string]any{f.str(): f.any(depth + 1), f.str(): f.any(depth + 1)}
+}
+
+func (f *filler) fill(v reflect.Value, depth int) {
+	switch v.Kind() {
+	case reflect.Bool:
+		v.SetBool(f.rng.IntN(2) == 0)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		switch f.rng.IntN(4) {
+		case 0:
+			v.SetInt(0)
+		case 1:
+			v.SetInt(int64(f.rng.IntN(50)) - 25)
+		default:
+			x := f.rng.Int64() >> f.rng.IntN(63)
+			if f.rng.IntN(2) == 0 {
+				x = -x
+			}
+			if !v.OverflowInt(x) {
+				v.SetInt(x)
+			}
+		}
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		x := f.rng.Uint64() >> f.rng.IntN(64)
+		if !v.OverflowUint(x) {
+			v.SetUint(x)
+		}
+	case reflect.Float32, reflect.Float64:
+		v.SetFloat(f.float())
+	case reflect.String:
+		v.SetString(f.str())
+	case reflect.Pointer:
+		if depth > 5 || f.rng.IntN(3) == 0 {
+			return
+		}
+		p := reflect.New(v.Type().Elem())
+		f.fill(p.Elem(), depth+1)
+		v.Set(p)
+	case reflect.Interface:
+		if x := f.any(depth); x != nil && reflect.TypeOf(x).AssignableTo(v.Type()) {
+			v.Set(reflect.ValueOf(x))
+		}
+	case reflect.Slice:
+		switch k := f.rng.IntN(5); {
+		case k == 0 || depth > 5:
+			return // nil
+		case k == 1:
+			v.Set(reflect.MakeSlice(v.Type(), 0, 0))
+		default:
+			n := 1 + f.rng.IntN(4)
+			s := reflect.MakeSlice(v.Type(), n, n)
+			for i := range n {
+				f.fill(s.Index(i), depth+1)
+			}
+			v.Set(s)
+		}
+	case reflect.Array:
+		for i := range v.Len() {
+			f.fill(v.Index(i), depth+1)
+		}
+	case reflect.Map:
+		switch k := f.rng.IntN(5); {
+		case k == 0 || depth > 5:
+			return
+		case k == 1:
+			v.Set(reflect.MakeMap(v.Type()))
+		default:
+			m := reflect.MakeMap(v.Type())
+			for range 1 + f.rng.IntN(5) {
+				k := reflect.New(v.Type().Key()).Elem()
+				f.fill(k, depth+1)
+				val := reflect.New(v.Type().Elem()).Elem()
+				f.fill(val, depth+1)
+				m.SetMapIndex(k, val)
+			}
+			v.Set(m)
+		}
+	case reflect.Struct:
+		if v.Type() == reflect.TypeFor[time.Time]() {
+			v.Set(reflect.ValueOf(time.Unix(f.rng.Int64N(1<<40), 0).UTC()))
+			return
+		}
+		if v.Type() == reflect.TypeFor[big.Int]() {
+			return
+		}
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() && f.rng.IntN(8) != 0 { // some fields stay zero
+				f.fill(v.Field(i), depth+1)
+			}
+		}
+	}
+}
+
+// Types that exercise what the fast encoder hands to fxamacker/cbor.
+type (
+	zooMarshaler struct{ X int }
+	zooEmbedded  struct {
+		A int `json:"a"`
+	}
+	zooKeyAsInt struct {
+		A int `cbor:"1,keyasint"`
+	}
+	zooToArray struct {
+		_ struct{} `cbor:",toarray"`
+		A int
+		B string
+	}
+	zooOmitZero struct {
+		A int       `json:"a,omitzero"`
+		T time.Time `json:"t,omitzero"`
+	}
+	zooRecursive struct {
+		Name string        `json:"name"`
+		Next *zooRecursive `json:"next,omitempty"`
+		Kids []zooRecursive
+	}
+	zooEmpty   struct{}
+	zooAllOmit struct {
+		A int    `json:"a,omitempty"`
+		B string `json:"b,omitempty"`
+	}
+	zoo struct {
+		Bytes     []byte            `json:"bytes"`
+		ByteArr   [3]byte           `json:"byte_arr"`
+		Raw       cbor.RawMessage   `json:"raw"`
+		Time      time.Time         `json:"time"`
+		IntKeys   map[int]string    `json:"int_keys"`
+		Marshal   zooMarshaler      `json:"marshal"`
+		MarshalP  *zooMarshaler     `json:"marshal_p,omitempty"`
+		Embedded  zooWithEmbedding  `json:"embedded"`
+		KeyAsInt  zooKeyAsInt       `json:"key_as_int"`
+		ToArray   zooToArray        `json:"to_array"`
+		OmitZero  zooOmitZero       `json:"omit_zero"`
+		Recursive zooRecursive      `json:"recursive"`
+		Empty     zooEmpty          `json:"empty,omitempty"`
+		AllOmit   zooAllOmit        `json:"all_omit,omitempty"`
+		Any       any               `json:"any"`
+		Anys      []any             `json:"anys,omitempty"`
+		Nested    map[string][]*int `json:"nested"`
+		Untagged  int
+		CBORTag   string `cbor:"cbor_name" json:"json_name"`
+		EmptyCBOR string `cbor:"" json:"from_json,omitempty"`
+		Dash      int    `json:"-"`
+		DashComma int    `json:"-,"`
+		Uint8     uint8  `json:"u8"`
+		Float32   float32
+		LongName  string `json:"a_key_that_is_longer_than_twenty_three_bytes"`
+		unexp     int
+	}
+	zooWithEmbedding struct {
+		zooEmbedded
+		B int `json:"b"`
+	}
+)
+
+func (m zooMarshaler) MarshalCBOR() ([]byte, error) { return cbor.Marshal([]int{m.X, m.X}) }
+
+func TestFastEncoderMatchesCBOR(t *testing.T) {
+	fe, ref := newFastEncoder(t)
+	f := &filler{rng: rand.New(rand.NewPCG(5, 6))}
+	for _, typ := range []reflect.Type{
+		reflect.TypeFor[ObservationMsg](), reflect.TypeFor[world.Observation](), reflect.TypeFor[Welcome](),
+		reflect.TypeFor[Frame](), reflect.TypeFor[EpisodeEnd](), reflect.TypeFor[engine.Results](), reflect.TypeFor[Result](),
+		reflect.TypeFor[zoo](), reflect.TypeFor[map[string]any](), reflect.TypeFor[[]world.EntityView](),
+	} {
+		t.Run(typ.String(), func(t *testing.T) {
+			for range 3000 {
+				v := reflect.New(typ)
+				f.fill(v.Elem(), 0)
+				requireSameEncoding(t, fe, ref, v.Elem().Interface())
+				requireSameEncoding(t, fe, ref, v.Interface()) // through a pointer
+			}
+		})
+	}
+	for _, v := range []any{nil, 1, -1, uint64(math.MaxUint64), int64(math.MinInt64), "", "x", []int(nil), []int{}, map[string]int(nil),
+		map[string]int{}, (*world.Observation)(nil), [0]int{}, zooEmpty{}, &zooEmpty{}, true, false} {
+		requireSameEncoding(t, fe, ref, v)
+	}
+}
+
+// encodedObservation decodes the head of a frame, for messages in tests.
+func frameLen(b []byte) int { return int(binary.BigEndian.Uint32(b)) }
+
+func TestMarshalFrameMatchesMarshal(t *testing.T) {
+	c, err := NewCodec(Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &filler{rng: rand.New(rand.NewPCG(7, 8))}
+	for i := range 500 {
+		var msg ObservationMsg
+		f.fill(reflect.ValueOf(&msg).Elem(), 0)
+		want, err := c.Marshal(msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		frame, err := c.marshalFrame(msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if frameLen(frame) != len(frame)-4 || !bytes.Equal(frame[4:], want) {
+			t.Fatalf("message %d: frame %x, want payload %x", i, frame, want)
+		}
+		releaseFrame(frame)
+	}
+	_ = fmt.Sprint()
+}
+
+func TestFastEncoderCompilesObservations(t *testing.T) {
+	fe, _ := newFastEncoder(t)
+	seen := map[reflect.Type]bool{}
+	var walk func(reflect.Type)
+	walk = func(t2 reflect.Type) {
+		if seen[t2] {
+			return
+		}
+		seen[t2] = true
+		if p := fe.planFor(t2); p.delegated {
+			t.Logf("%v is encoded by fxamacker/cbor (slower, same bytes)", t2)
+		}
+		switch t2.Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+			walk(t2.Elem())
+		case reflect.Struct:
+			for i := range t2.NumField() {
+				if t2.Field(i).IsExported() {
+					walk(t2.Field(i).Type)
+				}
+			}
+		}
+	}
+	walk(reflect.TypeFor[ObservationMsg]())
+	if fe.planFor(reflect.TypeFor[ObservationMsg]()).delegated || fe.planFor(reflect.TypeFor[world.Observation]()).delegated {
+		t.Fatal("observations are not compiled")
+	}
+}
+
+// realObservations are the observations of 100 agents on a 100×100 world
+// (the lockstep benchmark's sort) after some ticks of built-in foragers.
+func realObservations(t testing.TB) []*world.Observation {
+	t.Helper()
+	sc, err := scenarios.Load("foraging")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := sc.NewWorld(scenarios.Options{Seed: 2, Agents: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctrls := engine.Controllers{}
+	for _, a := range w.Agents() {
+		ctrls[a.ID] = bots.NewForager(bots.Info{AgentID: a.ID, Seed: 2, Bounds: w.Bounds(), Rules: w.Rules()})
+	}
+	var out []*world.Observation
+	for _, until := range []int{20, 40, 60} {
+		r := &engine.Runner{World: w, Controllers: ctrls, MaxTicks: until}
+		if _, err := r.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range w.Agents() {
+			out = append(out, w.Observe(a))
+		}
+	}
+	return out
+}
+
+func TestFastEncoderRealObservations(t *testing.T) {
+	fe, ref := newFastEncoder(t)
+	for _, o := range realObservations(t) {
+		requireSameEncoding(t, fe, ref, ObservationMsg{Type: "observation", Tick: o.Tick, DeadlineMS: 5000, Observation: o})
+	}
+}
+
+func BenchmarkEncodeObservation(b *testing.B) {
+	c, err := NewCodec(Limits{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	obs := realObservations(b)
+	b.Run("fxamacker", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			o := obs[i%len(obs)]
+			if _, err := c.Marshal(ObservationMsg{Type: "observation", Tick: o.Tick, Observation: o}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("frame", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			o := obs[i%len(obs)]
+			f, err := c.marshalFrame(ObservationMsg{Type: "observation", Tick: o.Tick, Observation: o})
+			if err != nil {
+				b.Fatal(err)
+			}
+			releaseFrame(f)
+		}
+	})
+}
