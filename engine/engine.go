@@ -28,6 +28,14 @@ type Gatherer interface {
 	Gather(ctx context.Context, tick int, obs []*world.Observation, decisions []world.Decision) error
 }
 
+// Streamer is implemented by Gatherers that want each observation as soon as
+// it is built, before the others (a server sends it on its way, so that the
+// agent thinks while the rest are built). Gather is still called with all of
+// them.
+type Streamer interface {
+	Observed(tick, i int, obs *world.Observation)
+}
+
 // Controllers is the Gatherer of in-process agents: each decides in turn.
 type Controllers map[string]Controller
 
@@ -156,8 +164,13 @@ func (r *Runner) step(ctx context.Context, period int) (TickRecord, error) {
 		decisions := r.decisions[:0]
 		decisions = append(decisions, make([]world.Decision, len(agents))...)
 		r.decisions = decisions
+		g := r.Gatherer
+		if g == nil {
+			g = Controllers(r.Controllers)
+		}
+		stream, _ := g.(Streamer)
 		obs := r.obsList[:0]
-		for _, a := range agents {
+		for i, a := range agents {
 			if !a.Alive {
 				obs = append(obs, nil)
 				continue
@@ -169,12 +182,11 @@ func (r *Runner) step(ctx context.Context, period int) (TickRecord, error) {
 			}
 			w.ObserveInto(a, o)
 			obs = append(obs, o)
+			if stream != nil {
+				stream.Observed(tick, i, o)
+			}
 		}
 		r.obsList = obs
-		g := r.Gatherer
-		if g == nil {
-			g = Controllers(r.Controllers)
-		}
 		if err := g.Gather(ctx, tick, obs, decisions); err != nil {
 			return rec, fmt.Errorf("gather decisions at tick %d: %w", tick, err)
 		}

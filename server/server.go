@@ -336,40 +336,37 @@ func (s *Server) open(nc net.Conn) {
 	s.sessions[c] = &session{conn: c, id: "s" + strconv.Itoa(s.nextID)}
 }
 
-// Gather implements engine.Gatherer: bots decide at once; remote agents get
-// their observation and, in lockstep, the world waits for every one of them up
-// to the decision timeout, answering queries meanwhile.
+// Gather implements engine.Gatherer: bots decide at once; remote agents have
+// their observation (sent by Observed as it was built) and, in lockstep, the
+// world waits for every one of them up to the decision timeout, answering
+// queries meanwhile.
 func (s *Server) Gather(ctx context.Context, tick int, obs []*world.Observation, decisions []world.Decision) error {
 	s.tick = tick
-	deadlineMS := 0
-	if s.opt.Mode == "lockstep" {
-		deadlineMS = int(s.opt.DecisionTimeout / time.Millisecond)
-	}
-	deadline := time.Now().Add(s.opt.DecisionTimeout)
 	for i, o := range obs {
 		sl := s.order[i]
-		sl.queries = 0
 		if o == nil {
+			sl.queries = 0
 			s.tellDead(sl)
 			continue
 		}
 		if sl.bot != nil {
+			sl.queries = 0
 			decisions[i] = sl.bot.Decide(ctx, o)
 			continue
 		}
-		if s.opt.Mode == "lockstep" {
-			sl.decided, sl.decision = false, world.Decision{}
-		}
-		sl.sentTick, sl.obs, sl.deadline = tick, o, deadline
-		if sl.conn != nil {
-			sl.conn.SendLatest(ipc.ObservationMsg{Type: "observation", Tick: tick, DeadlineMS: deadlineMS, Observation: o})
-		}
+		s.Observed(tick, i, o) // unless the runner streamed it already
 	}
 	if s.opt.Mode == "lockstep" {
-		timer := time.NewTimer(time.Until(deadline))
+		// The observations went out as they were built; the last one's
+		// deadline is now plus the timeout.
+		timer := time.NewTimer(s.opt.DecisionTimeout)
 		defer timer.Stop()
 		s.gathering = true
-		for !s.allDecided(obs) && s.serveOne(ctx, timer.C) {
+		for !s.allDecided(obs) {
+			// What has arrived first, then wait for more.
+			if !s.serveReady() && !s.serveOne(ctx, timer.C) {
+				break
+			}
 		}
 		s.gathering = false
 	}
@@ -387,6 +384,28 @@ func (s *Server) Gather(ctx context.Context, tick int, obs []*world.Observation,
 		}
 	}
 	return nil
+}
+
+// Observed implements engine.Streamer: a remote agent's observation is sent
+// as soon as it is built, so that the agent decides while the others are
+// built. Its deadline starts then.
+func (s *Server) Observed(tick, i int, o *world.Observation) {
+	sl := s.order[i]
+	if sl.bot != nil || (sl.sentTick == tick && sl.obs == o) {
+		return
+	}
+	sl.queries = 0
+	if s.opt.Mode == "lockstep" {
+		sl.decided, sl.decision = false, world.Decision{}
+	}
+	sl.sentTick, sl.obs, sl.deadline = tick, o, time.Now().Add(s.opt.DecisionTimeout)
+	if sl.conn != nil {
+		deadlineMS := 0
+		if s.opt.Mode == "lockstep" {
+			deadlineMS = int(s.opt.DecisionTimeout / time.Millisecond)
+		}
+		sl.conn.SendLatest(ipc.ObservationMsg{Type: "observation", Tick: tick, DeadlineMS: deadlineMS, Observation: o})
+	}
 }
 
 // tickRate is the wall-clock tick rate in real time (--tick-rate, else the
@@ -426,6 +445,21 @@ func (s *Server) serveOne(ctx context.Context, until <-chan time.Time) bool {
 	}
 }
 
+// serveReady handles one accepted connection or incoming message that is
+// already waiting, and reports whether there was one.
+func (s *Server) serveReady() bool {
+	select {
+	case nc := <-s.accepted:
+		s.open(nc)
+		return true
+	case in := <-s.inbox:
+		s.handle(in)
+		return true
+	default:
+		return false
+	}
+}
+
 // maxLag is how far behind its schedule the loop may fall before it stops
 // catching up and skips ahead.
 const maxLag = 5
@@ -438,9 +472,7 @@ const maxLag = 5
 // are logged, at most once a second.
 func (s *Server) afterTick(ctx context.Context) {
 	s.sendFrames()
-	now := make(chan time.Time)
-	close(now)
-	for s.serveOne(ctx, now) { // what has already arrived
+	for s.serveReady() {
 	}
 	for s.paused && s.steps == 0 && ctx.Err() == nil {
 		s.serveOne(ctx, nil)
