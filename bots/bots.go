@@ -33,6 +33,7 @@ var kinds = map[string]func(Info) Bot{
 	"forager":      func(i Info) Bot { return NewForager(i) },
 	"idle":         func(Info) Bot { return idleBot{} },
 	"social":       func(i Info) Bot { return NewSocial(i) },
+	"townsfolk":    func(i Info) Bot { return NewTownsfolk(i) },
 	"trader":       func(i Info) Bot { return NewTrader(i) },
 }
 
