@@ -1,6 +1,9 @@
 package bots
 
-import "github.com/arena-sim/arena/world"
+import (
+	"github.com/arena-sim/arena/tools"
+	"github.com/arena-sim/arena/world"
+)
 
 // Readers for component sections. A section holds JSON-shaped values; in
 // process they are the Go values the component built, over the wire they
@@ -58,23 +61,8 @@ func ListOf(v any) []any {
 
 // NumOf reads any number as a float64 (0 when v is not a number).
 func NumOf(v any) float64 {
-	switch n := v.(type) {
-	case float64:
-		return n
-	case float32:
-		return float64(n)
-	case int:
-		return float64(n)
-	case int64:
-		return float64(n)
-	case uint64:
-		return float64(n)
-	case int32:
-		return float64(n)
-	case uint32:
-		return float64(n)
-	}
-	return 0
+	f, _ := tools.Number(v)
+	return f
 }
 
 // StrOf reads text ("" when v is not text).

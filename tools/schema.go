@@ -85,14 +85,15 @@ func typeName(v any) string {
 	case map[string]any:
 		return "object"
 	}
-	if _, ok := toFloat(v); ok {
+	if _, ok := Number(v); ok {
 		return "number"
 	}
 	return fmt.Sprintf("%T", v)
 }
 
-// toFloat converts any numeric Go value to float64.
-func toFloat(v any) (float64, bool) {
+// Number converts any numeric Go value (what JSON and CBOR decoders make of a
+// number) to a float64, and reports whether v was a number.
+func Number(v any) (float64, bool) {
 	switch n := v.(type) {
 	case float64:
 		return n, true
@@ -184,7 +185,7 @@ func (s *Schema) check(path string, v any) (any, error) {
 		}
 		return out, nil
 	case "number", "integer":
-		f, ok := toFloat(v)
+		f, ok := Number(v)
 		if !ok {
 			return fail("must be a number, got %s", typeName(v))
 		}

@@ -1,6 +1,7 @@
 package economy
 
 import (
+	"github.com/arena-sim/arena/internal/series"
 	"slices"
 
 	"github.com/arena-sim/arena/world"
@@ -53,7 +54,7 @@ type enactment struct {
 // reports is the economy's record of an episode; it is not hashed (see
 // above).
 type reports struct {
-	rounds   thinned[roundRecord]
+	rounds   series.Thinned[roundRecord]
 	policies []enactment
 	dropped  int // enactments not logged past maxPolicyLog
 }
@@ -69,7 +70,7 @@ func (e *Economy) closeRound(w *world.World) {
 		r.laidOff += a.last.laidOff
 		r.money += a.wealth()
 	}
-	e.rep.rounds.add(r, maxReportRounds)
+	e.rep.rounds.Add(r, maxReportRounds)
 }
 
 // logPolicy records an enactment.
@@ -101,7 +102,7 @@ func (e *Economy) Tables() []world.Table {
 	rounds := world.Table{Name: "rounds", Columns: []string{"round", "tick", "employment_rate", "avg_price", "total_output", "total_investment",
 		"employed", "labor_force", "unemployed", "wage", "spend_rate", "wages_paid", "household_spending", "units_sold", "laid_off",
 		"active_policies", "money"}}
-	for _, r := range e.rep.rounds.all() {
+	for _, r := range e.rep.rounds.All() {
 		rounds.Rows = append(rounds.Rows, []any{float64(r.round), float64(r.tick), r.metrics[0], r.metrics[1], r.metrics[2], r.metrics[3],
 			float64(r.employed), float64(r.laborForce), float64(max(0, r.laborForce-r.employed)), r.wage.dollars(), r.spendRate,
 			r.wagesPaid.dollars(), r.spending.dollars(), r.unitsSold, float64(r.laidOff), float64(r.policies), r.money.dollars()})
@@ -146,7 +147,7 @@ func cell(v any) any {
 // output (total_output and total_investment) and flows (the round's wages
 // paid and household spending).
 func (e *Economy) Plots() []world.Plot {
-	rs := e.rep.rounds.all()
+	rs := e.rep.rounds.All()
 	series := func(label string, f func(r roundRecord) float64) world.Series {
 		s := world.Series{Label: label, X: make([]float64, len(rs)), Y: make([]float64, len(rs))}
 		for i, r := range rs {
@@ -171,51 +172,4 @@ func (e *Economy) Plots() []world.Plot {
 			series("household_spending", func(r roundRecord) float64 { return r.spending.dollars() }),
 		}},
 	}
-}
-
-// thinned is a per-round record of bounded size: it keeps every round until
-// it holds limit of them, then drops every second one kept and from then on
-// keeps only every second round (then every fourth, and so on), so that it
-// spans the whole run at an even spacing. The latest round is always
-// reported.
-type thinned[T any] struct {
-	rows     []T
-	stride   int // keep every stride-th round (0 means 1)
-	seen     int // rounds added
-	last     T
-	lastKept bool
-}
-
-func (h *thinned[T]) add(r T, limit int) {
-	if h.stride == 0 {
-		h.stride = 1
-	}
-	k := h.seen // the round's index from 0
-	h.seen++
-	h.last, h.lastKept = r, false
-	if k%h.stride != 0 {
-		return
-	}
-	if len(h.rows) >= limit {
-		kept := h.rows[:0]
-		for j := 0; j < len(h.rows); j += 2 {
-			kept = append(kept, h.rows[j])
-		}
-		clear(h.rows[len(kept):])
-		h.rows = kept
-		h.stride *= 2
-		if k%h.stride != 0 {
-			return
-		}
-	}
-	h.rows = append(h.rows, r)
-	h.lastKept = true
-}
-
-// all is the rounds kept, the latest last.
-func (h *thinned[T]) all() []T {
-	if h.seen == 0 || h.lastKept {
-		return h.rows
-	}
-	return append(h.rows[:len(h.rows):len(h.rows)], h.last)
 }

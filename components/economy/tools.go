@@ -273,7 +273,7 @@ func policyValue(v any) (any, string) {
 		}
 		return x, ""
 	}
-	f, ok := number(v)
+	f, ok := tools.Number(v)
 	if !ok {
 		return nil, fmt.Sprintf("value must be a number, text or true/false, got %s", typeName(v))
 	}
@@ -284,36 +284,6 @@ func policyValue(v any) (any, string) {
 		return nil, fmt.Sprintf("value must be between %g and %g, got %g", -maxMoney, maxMoney, f)
 	}
 	return f, ""
-}
-
-func number(v any) (float64, bool) {
-	switch n := v.(type) {
-	case float64:
-		return n, true
-	case float32:
-		return float64(n), true
-	case int:
-		return float64(n), true
-	case int8:
-		return float64(n), true
-	case int16:
-		return float64(n), true
-	case int32:
-		return float64(n), true
-	case int64:
-		return float64(n), true
-	case uint:
-		return float64(n), true
-	case uint8:
-		return float64(n), true
-	case uint16:
-		return float64(n), true
-	case uint32:
-		return float64(n), true
-	case uint64:
-		return float64(n), true
-	}
-	return 0, false
 }
 
 func typeName(v any) string {

@@ -1,6 +1,7 @@
 package market
 
 import (
+	"github.com/arena-sim/arena/internal/series"
 	"github.com/arena-sim/arena/world"
 )
 
@@ -56,7 +57,7 @@ type priceRound struct {
 type reports struct {
 	trades  []tradeRecord
 	dropped int // trades not logged past maxTradeLog
-	prices  thinned[priceRound]
+	prices  series.Thinned[priceRound]
 }
 
 // logTrade records a trade in market i, after it was made.
@@ -76,7 +77,7 @@ func (c *Component) closeRound(tick int) {
 	for i, m := range c.markets {
 		pr.markets[i] = priceSnap{yes: m.pool.Yes, no: m.pool.No, trades: m.trades, volume: m.volume, resolved: m.resolved}
 	}
-	c.rep.prices.add(pr, maxPriceRounds)
+	c.rep.prices.Add(pr, maxPriceRounds)
 }
 
 // Tables implements world.Reporter:
@@ -104,7 +105,7 @@ func (c *Component) Tables() []world.Table {
 
 	prices := world.Table{Name: "prices", Columns: []string{"round", "tick", "market_id", "price_yes", "price_no", "yes_reserve", "no_reserve",
 		"total_trades", "total_volume", "resolved"}}
-	for _, pr := range c.rep.prices.all() {
+	for _, pr := range c.rep.prices.All() {
 		for i, s := range pr.markets {
 			p := Pool{Yes: s.yes, No: s.no}
 			prices.Rows = append(prices.Rows, []any{float64(pr.round), float64(pr.tick), c.ids[i], p.PriceYes(), p.PriceNo(), s.yes, s.no,
@@ -133,7 +134,7 @@ func (c *Component) Tables() []world.Table {
 // the end of each round, one line per market.
 func (c *Component) Plots() []world.Plot {
 	pl := world.Plot{Name: "prices", Title: "Market prices (YES)", X: "round", Y: "price_yes"}
-	rounds := c.rep.prices.all()
+	rounds := c.rep.prices.All()
 	for i, id := range c.ids {
 		s := world.Series{Label: id, X: make([]float64, 0, len(rounds)), Y: make([]float64, 0, len(rounds))}
 		for _, pr := range rounds {
@@ -144,51 +145,4 @@ func (c *Component) Plots() []world.Plot {
 		pl.Series = append(pl.Series, s)
 	}
 	return []world.Plot{pl}
-}
-
-// thinned is a per-round record of bounded size: it keeps every round until
-// it holds limit of them, then drops every second one kept and from then on
-// keeps only every second round (then every fourth, and so on), so that it
-// spans the whole run at an even spacing. The latest round is always
-// reported.
-type thinned[T any] struct {
-	rows     []T
-	stride   int // keep every stride-th round (0 means 1)
-	seen     int // rounds added
-	last     T
-	lastKept bool
-}
-
-func (h *thinned[T]) add(r T, limit int) {
-	if h.stride == 0 {
-		h.stride = 1
-	}
-	k := h.seen // the round's index from 0
-	h.seen++
-	h.last, h.lastKept = r, false
-	if k%h.stride != 0 {
-		return
-	}
-	if len(h.rows) >= limit {
-		kept := h.rows[:0]
-		for j := 0; j < len(h.rows); j += 2 {
-			kept = append(kept, h.rows[j])
-		}
-		clear(h.rows[len(kept):])
-		h.rows = kept
-		h.stride *= 2
-		if k%h.stride != 0 {
-			return
-		}
-	}
-	h.rows = append(h.rows, r)
-	h.lastKept = true
-}
-
-// all is the rounds kept, the latest last.
-func (h *thinned[T]) all() []T {
-	if h.seen == 0 || h.lastKept {
-		return h.rows
-	}
-	return append(h.rows[:len(h.rows):len(h.rows)], h.last)
 }
