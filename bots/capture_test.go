@@ -7,6 +7,7 @@ import (
 
 	"github.com/arena-sim/arena/bots"
 	"github.com/arena-sim/arena/engine"
+	"github.com/arena-sim/arena/eval"
 	"github.com/arena-sim/arena/scenarios"
 	"github.com/arena-sim/arena/world"
 	"github.com/stretchr/testify/require"
@@ -140,12 +141,8 @@ func runTeamCapture(t *testing.T, seed uint64, agents int) *engine.Results {
 	require.Equal(t, "capture_team", sc.Agents.Bot)
 	w, err := sc.NewWorld(scenarios.Options{Seed: seed, Agents: agents})
 	require.NoError(t, err)
-	ctrls := map[string]engine.Controller{}
-	for _, a := range w.Agents() {
-		b, err := bots.New(sc.Agents.Bot, bots.Info{AgentID: a.ID, Seed: seed, Bounds: w.Bounds(), Rules: w.Rules()})
-		require.NoError(t, err)
-		ctrls[a.ID] = b
-	}
+	ctrls, err := eval.Controllers(sc, w)
+	require.NoError(t, err)
 	res, err := (&engine.Runner{World: w, Controllers: ctrls}).Run(context.Background())
 	require.NoError(t, err)
 	return res

@@ -8,6 +8,7 @@ import (
 
 	"github.com/arena-sim/arena/bots"
 	"github.com/arena-sim/arena/engine"
+	"github.com/arena-sim/arena/eval"
 	"github.com/arena-sim/arena/scenarios"
 	"github.com/arena-sim/arena/world"
 	"github.com/stretchr/testify/require"
@@ -219,12 +220,8 @@ func TestCrafterPassesTheCraftingScenario(t *testing.T) {
 		t.Run(fmt.Sprintf("%d agents", agents), func(t *testing.T) {
 			w, err := sc.NewWorld(scenarios.Options{Seed: 1, Agents: agents})
 			require.NoError(t, err)
-			ctrls := map[string]engine.Controller{}
-			for _, a := range w.Agents() {
-				b, err := bots.New(sc.Agents.Bot, bots.Info{AgentID: a.ID, Seed: 1, Bounds: w.Bounds(), Rules: w.Rules()})
-				require.NoError(t, err)
-				ctrls[a.ID] = b
-			}
+			ctrls, err := eval.Controllers(sc, w)
+			require.NoError(t, err)
 			res, err := (&engine.Runner{World: w, Controllers: ctrls, MaxTicks: sc.TimeLimit()}).Run(context.Background())
 			require.NoError(t, err)
 			t.Logf("%d agents: %s after %d ticks, mean score %.2f", agents, res.Outcome, res.Ticks, res.MeanScore)

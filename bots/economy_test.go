@@ -6,6 +6,7 @@ import (
 
 	"github.com/arena-sim/arena/bots"
 	"github.com/arena-sim/arena/engine"
+	"github.com/arena-sim/arena/eval"
 	"github.com/arena-sim/arena/scenarios"
 	"github.com/arena-sim/arena/world"
 	"github.com/fxamacker/cbor/v2"
@@ -131,12 +132,8 @@ func runEconomy(t *testing.T, agents int) *engine.Results {
 	require.NoError(t, err)
 	w, err := sc.NewWorld(scenarios.Options{Seed: 1, Agents: agents})
 	require.NoError(t, err)
-	ctrls := map[string]engine.Controller{}
-	for _, a := range w.Agents() {
-		b, err := bots.New(sc.Agents.Bot, bots.Info{AgentID: a.ID, Seed: 1, Bounds: w.Bounds(), Rules: w.Rules()})
-		require.NoError(t, err)
-		ctrls[a.ID] = b
-	}
+	ctrls, err := eval.Controllers(sc, w)
+	require.NoError(t, err)
 	seen := map[string]bool{}
 	r := &engine.Runner{World: w, Controllers: ctrls, MaxTicks: sc.TimeLimit(), OnTick: func(rec *engine.TickRecord) {
 		for _, e := range rec.Events {

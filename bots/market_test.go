@@ -8,6 +8,7 @@ import (
 
 	"github.com/arena-sim/arena/bots"
 	"github.com/arena-sim/arena/engine"
+	"github.com/arena-sim/arena/eval"
 	"github.com/arena-sim/arena/scenarios"
 	"github.com/arena-sim/arena/world"
 	"github.com/stretchr/testify/require"
@@ -197,12 +198,8 @@ func TestTraderPassesTheMarketScenario(t *testing.T) {
 		t.Run(fmt.Sprintf("%d agents", agents), func(t *testing.T) {
 			w, err := sc.NewWorld(scenarios.Options{Seed: 1, Agents: agents})
 			require.NoError(t, err)
-			ctrls := map[string]engine.Controller{}
-			for _, a := range w.Agents() {
-				b, err := bots.New(sc.Agents.Bot, bots.Info{AgentID: a.ID, Seed: 1, Bounds: w.Bounds(), Rules: w.Rules()})
-				require.NoError(t, err)
-				ctrls[a.ID] = b
-			}
+			ctrls, err := eval.Controllers(sc, w)
+			require.NoError(t, err)
 			var rainAt25, rainAt35 float64
 			r := &engine.Runner{World: w, Controllers: ctrls, MaxTicks: sc.TimeLimit(), OnTick: func(rec *engine.TickRecord) {
 				if rec.Tick == 25 || rec.Tick == 35 {

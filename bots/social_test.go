@@ -9,6 +9,7 @@ import (
 	"github.com/arena-sim/arena/bots"
 	"github.com/arena-sim/arena/components/social"
 	"github.com/arena-sim/arena/engine"
+	"github.com/arena-sim/arena/eval"
 	"github.com/arena-sim/arena/scenarios"
 	"github.com/arena-sim/arena/world"
 	"github.com/fxamacker/cbor/v2"
@@ -126,12 +127,8 @@ func TestSocialBotsPassTheSocialScenario(t *testing.T) {
 		t.Run(fmt.Sprintf("%d agents", agents), func(t *testing.T) {
 			w, err := sc.NewWorld(scenarios.Options{Seed: 1, Agents: agents})
 			require.NoError(t, err)
-			ctrls := map[string]engine.Controller{}
-			for _, a := range w.Agents() {
-				b, err := bots.New(sc.Agents.Bot, bots.Info{AgentID: a.ID, Seed: 1, Bounds: w.Bounds(), Rules: w.Rules()})
-				require.NoError(t, err)
-				ctrls[a.ID] = b
-			}
+			ctrls, err := eval.Controllers(sc, w)
+			require.NoError(t, err)
 			start := map[string]float64{}
 			for _, a := range w.Agents() {
 				start[a.ID], _ = w.Component("social").(world.MetricSource).Metric(w, a.ID, "social.belief_position")
