@@ -289,11 +289,12 @@ type (
 		CBORTag   string `cbor:"cbor_name" json:"json_name"`
 		EmptyCBOR string `cbor:"" json:"from_json,omitempty"`
 		Dash      int    `json:"-"`
-		DashComma int    `json:"-,"`
-		Uint8     uint8  `json:"u8"`
+		//lint:ignore SA5008 a field named "-" is one of the cases under test
+		DashComma int   `json:"-,"`
+		Uint8     uint8 `json:"u8"`
 		Float32   float32
 		LongName  string `json:"a_key_that_is_longer_than_twenty_three_bytes"`
-		unexp     int
+		unexp     int    //lint:ignore U1000 unexported fields are one of the cases under test
 	}
 	zooWithEmbedding struct {
 		zooEmbedded

@@ -163,10 +163,10 @@ func (w *World) Variables() map[string]any { return maps.Clone(w.variables) }
 
 // SetVariable sets a scenario variable to a number, text or boolean.
 func (w *World) SetVariable(name string, value any) error {
-	switch value.(type) {
+	switch v := value.(type) {
 	case float64, string, bool:
 	case int:
-		value = float64(value.(int))
+		value = float64(v)
 	default:
 		return fmt.Errorf("variable %q: a value is a number, text or a boolean, not %T", name, value)
 	}

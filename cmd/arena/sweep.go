@@ -43,7 +43,7 @@ func sweepPoints(flags []string) ([]sweepPoint, error) {
 		name, list, ok := strings.Cut(f, "=")
 		name = strings.TrimSpace(name)
 		if !ok || name == "" || list == "" {
-			return nil, fmt.Errorf("eval: --vary %q: want NAME=VALUE,VALUE,...", f)
+			return nil, fmt.Errorf("eval: --vary %q: want NAME=A,B,C", f)
 		}
 		if seen[name] {
 			return nil, fmt.Errorf("eval: --vary names %q twice", name)

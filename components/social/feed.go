@@ -28,7 +28,6 @@ import (
 type ranker struct {
 	tops     []int32   // every top-level post, oldest first
 	authored [][]int32 // per agent: its top-level posts, oldest first
-	base     []float64 // per post: recency and popularity terms
 	not, yes []float64 // per post: score when the author is not followed / followed
 	global   []int32   // the feed_size best posts for a viewer following no one
 	byAuthor [][]int32 // per agent: its feed_size best posts for a follower

@@ -93,10 +93,7 @@ func (s *Social) Tables() []world.Table {
 	}
 
 	top := world.Table{Name: "top_posts", Columns: []string{"post_id", "author_id", "round", "text", "likes", "dislikes", "reposts", "replies", "engagement", "stance"}}
-	var ids []int32
-	for _, p := range s.rk.tops {
-		ids = append(ids, p)
-	}
+	ids := append([]int32(nil), s.rk.tops...)
 	engagement := func(p int32) int {
 		pp := &s.posts[p]
 		return int(pp.likes+pp.reposts) + len(pp.replies)
