@@ -29,9 +29,11 @@ type Bot interface {
 var kinds = map[string]func(Info) Bot{
 	"capture_team": func(i Info) Bot { return NewCaptureTeam(i) },
 	"crafter":      func(i Info) Bot { return NewCrafter(i) },
+	"debater":      func(i Info) Bot { return NewDebater(i) },
 	"economist":    func(i Info) Bot { return NewEconomist(i) },
 	"forager":      func(i Info) Bot { return NewForager(i) },
 	"idle":         func(Info) Bot { return idleBot{} },
+	"roles_player": func(i Info) Bot { return NewRolesPlayer(i) },
 	"social":       func(i Info) Bot { return NewSocial(i) },
 	"townsfolk":    func(i Info) Bot { return NewTownsfolk(i) },
 	"trader":       func(i Info) Bot { return NewTrader(i) },

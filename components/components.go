@@ -11,8 +11,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/arena-sim/arena/components/debate"
 	"github.com/arena-sim/arena/components/economy"
 	"github.com/arena-sim/arena/components/market"
+	"github.com/arena-sim/arena/components/roles"
 	"github.com/arena-sim/arena/components/social"
 	"github.com/arena-sim/arena/world"
 )
@@ -23,8 +25,10 @@ type Factory func(config json.RawMessage) (world.Component, error)
 
 // kinds maps a component kind to its factory; kinds register here.
 var kinds = map[string]Factory{
+	"debate":  debate.Factory,
 	"economy": economy.Factory,
 	"market":  market.Factory,
+	"roles":   roles.Factory,
 	"social":  social.Factory,
 }
 

@@ -5,8 +5,10 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/arena-sim/arena/engine"
 	"github.com/arena-sim/arena/world"
@@ -17,22 +19,34 @@ import (
 )
 
 // WriteComponentReports writes what each of the finished world's components
-// that is a world.Reporter produced into DIR/COMPONENT/: every table as
-// NAME.csv and NAME.json, every plot as NAME.png. It returns the files written.
+// produced into DIR/COMPONENT/: a world.Reporter's tables as NAME.csv and
+// NAME.json and plots as NAME.png, a world.Documenter's documents under their
+// own names. It returns the files written.
 func WriteComponentReports(dir string, w *world.World) ([]string, error) {
 	var files []string
 	for _, c := range w.Components() {
-		r, ok := c.(world.Reporter)
-		if !ok {
-			continue
-		}
 		cdir := filepath.Join(dir, fileSafe(c.Name()))
-		tables, plots := r.Tables(), r.Plots()
-		if len(tables) == 0 && len(plots) == 0 {
+		var tables []world.Table
+		var plots []world.Plot
+		var docs map[string][]byte
+		if r, ok := c.(world.Reporter); ok {
+			tables, plots = r.Tables(), r.Plots()
+		}
+		if d, ok := c.(world.Documenter); ok {
+			docs = d.Documents()
+		}
+		if len(tables) == 0 && len(plots) == 0 && len(docs) == 0 {
 			continue
 		}
 		if err := os.MkdirAll(cdir, 0o755); err != nil {
 			return files, fmt.Errorf("create %s: %w", cdir, err)
+		}
+		for _, name := range slices.Sorted(maps.Keys(docs)) {
+			path := filepath.Join(cdir, fileSafe(name))
+			if err := engine.WriteFileAtomic(path, docs[name]); err != nil {
+				return files, fmt.Errorf("component %s: %w", c.Name(), err)
+			}
+			files = append(files, path)
 		}
 		for _, t := range tables {
 			written, err := writeTable(cdir, t)

@@ -31,6 +31,9 @@ type Config struct {
 	// Recorder, when set, journals episodes and keeps their results. Run calls
 	// it from several goroutines at once when Parallel > 1.
 	Recorder engine.Recorder
+	// Controllers, when set, replaces the built-in bots (package-level
+	// Controllers) as the agents of each episode: `arena run --agent llm`.
+	Controllers func(sc *scenarios.Scenario, w *world.World) (map[string]engine.Controller, error)
 	// Progress, when set, is called after each finished episode, from one
 	// goroutine at a time.
 	Progress func(done, total int)
@@ -62,7 +65,11 @@ func Episode(ctx context.Context, cfg Config, ep int, onTick func(*engine.TickRe
 	if err != nil {
 		return nil, fmt.Errorf("episode %d: %w", ep, err)
 	}
-	ctrls, err := Controllers(sc, w)
+	makeCtrls := Controllers
+	if cfg.Controllers != nil {
+		makeCtrls = cfg.Controllers
+	}
+	ctrls, err := makeCtrls(sc, w)
 	if err != nil {
 		return nil, err
 	}

@@ -24,11 +24,21 @@ type Tool struct {
 	Parameters  *Schema
 	// Query tools may be called mid-turn without using up the decision.
 	Query bool
+	// Persistence says how long a result stays useful to an agent's memory:
+	// PersistencePermanent (for the whole episode) or PersistenceTurn (only the
+	// current turn or phase). Empty means unspecified.
+	Persistence string
 	// Check runs after schema validation for rules a schema cannot say (one of
 	// two parameter forms, say). It returns a message for INVALID_PARAMS, or "".
 	Check   func(params map[string]any) string
 	Handler Handler
 }
+
+// Persistence classes a tool may declare.
+const (
+	PersistencePermanent = "permanent"
+	PersistenceTurn      = "turn"
+)
 
 // Handler carries out a validated call.
 type Handler func(c *Call) world.ActionResult
@@ -243,13 +253,15 @@ type Spec struct {
 	Description string  `json:"description"`
 	Parameters  *Schema `json:"parameters"`
 	Query       bool    `json:"query"`
+	// Persistence is "permanent" or "turn" when the tool declares it.
+	Persistence string `json:"persistence,omitempty"`
 }
 
 // Specs lists every tool in protocol form.
 func (r *Registry) Specs() []Spec {
 	out := make([]Spec, 0, len(r.names))
 	for _, t := range r.Tools() {
-		out = append(out, Spec{Name: t.Name, Description: t.Description, Parameters: t.Parameters, Query: t.Query})
+		out = append(out, Spec{Name: t.Name, Description: t.Description, Parameters: t.Parameters, Query: t.Query, Persistence: t.Persistence})
 	}
 	return out
 }

@@ -119,3 +119,10 @@ type Series struct {
 	X     []float64 `json:"x"`
 	Y     []float64 `json:"y"`
 }
+
+// Documenter is implemented by components that also write whole documents at
+// the end of an episode (a debate's transcript as JSON and Markdown): file
+// name → contents, written beside the component's tables.
+type Documenter interface {
+	Documents() map[string][]byte
+}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/arena-sim/arena/scenarios"
@@ -36,7 +37,7 @@ func cmdScenarios(args []string, stdout io.Writer) error {
 func cmdTools(args []string, stdout io.Writer) error {
 	fs := newFlags("tools", stdout)
 	scenario := fs.String("scenario", "foraging", "scenario whose tools to list (components add tools)")
-	format := fs.String("format", "text", "text, json (protocol form) or openai (function-calling form)")
+	format := fs.String("format", "text", "text, json (protocol form), openai (strict function-calling form), anthropic (input_schema form) or mcp (tools/list result)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -56,7 +57,11 @@ func cmdTools(args []string, stdout io.Writer) error {
 	enc.SetIndent("", "  ")
 	switch *format {
 	case "openai":
-		return enc.Encode(reg.OpenAI())
+		return enc.Encode(openAITools(reg))
+	case "anthropic":
+		return enc.Encode(anthropicTools(reg))
+	case "mcp":
+		return enc.Encode(mcpTools(reg))
 	case "json":
 		return enc.Encode(reg.Specs())
 	case "text":
@@ -80,5 +85,103 @@ func cmdTools(args []string, stdout io.Writer) error {
 		}
 		return nil
 	}
-	return fmt.Errorf("tools: unknown format %q (text, json, openai)", *format)
+	return fmt.Errorf("tools: unknown format %q (text, json, openai, anthropic, mcp)", *format)
+}
+
+// schemaMap turns a tool's parameter schema into plain JSON values.
+func schemaMap(s *tools.Schema) map[string]any {
+	if s == nil {
+		s = tools.Object(nil)
+	}
+	b, _ := json.Marshal(s)
+	var m map[string]any
+	json.Unmarshal(b, &m)
+	if m["type"] == "object" && m["properties"] == nil {
+		m["properties"] = map[string]any{}
+	}
+	return m
+}
+
+// strictSchema makes a schema fit OpenAI's strict mode: every object refuses
+// additional properties and lists all its properties as required. An optional
+// parameter becomes nullable (its type gains "null", its enum gains null) and
+// its description says that null means "not given"; agents should drop null
+// parameters before sending a decision (sdk/llm does). "default" is not
+// supported by strict mode: it moves into the description.
+func strictSchema(m map[string]any) map[string]any {
+	if items, ok := m["items"].(map[string]any); ok {
+		m["items"] = strictSchema(items)
+	}
+	if m["type"] != "object" {
+		return m
+	}
+	props, _ := m["properties"].(map[string]any)
+	if props == nil {
+		props = map[string]any{}
+	}
+	required := map[string]bool{}
+	if rs, ok := m["required"].([]any); ok {
+		for _, r := range rs {
+			required[r.(string)] = true
+		}
+	}
+	names := slices.Sorted(maps.Keys(props))
+	for _, name := range names {
+		p := strictSchema(props[name].(map[string]any))
+		if d, ok := p["default"]; ok {
+			delete(p, "default")
+			desc, _ := p["description"].(string)
+			p["description"] = strings.TrimSpace(fmt.Sprintf("%s (default %v)", desc, d))
+		}
+		if !required[name] {
+			if t, ok := p["type"].(string); ok {
+				p["type"] = []any{t, "null"}
+			}
+			if e, ok := p["enum"].([]any); ok {
+				p["enum"] = append(e, nil)
+			}
+			desc, _ := p["description"].(string)
+			p["description"] = strings.TrimSpace(desc + " Optional: null when not given.")
+		}
+		props[name] = p
+	}
+	m["properties"] = props
+	m["required"] = names
+	m["additionalProperties"] = false
+	return m
+}
+
+// openAITools is the registry as strict OpenAI function-calling tools.
+func openAITools(reg *tools.Registry) []map[string]any {
+	var out []map[string]any
+	for _, t := range reg.Tools() {
+		out = append(out, map[string]any{"type": "function", "function": map[string]any{
+			"name": t.Name, "description": t.Description, "strict": true, "parameters": strictSchema(schemaMap(t.Parameters))}})
+	}
+	return out
+}
+
+// anthropicTools is the registry in the Anthropic Messages API's form:
+// {name, description, input_schema}.
+func anthropicTools(reg *tools.Registry) []map[string]any {
+	var out []map[string]any
+	for _, t := range reg.Tools() {
+		out = append(out, map[string]any{"name": t.Name, "description": t.Description, "input_schema": schemaMap(t.Parameters)})
+	}
+	return out
+}
+
+// mcpTools is the result of an MCP tools/list call: {"tools": [{name,
+// description, inputSchema, annotations}]}. Query tools are marked
+// readOnlyHint.
+func mcpTools(reg *tools.Registry) map[string]any {
+	list := []map[string]any{}
+	for _, t := range reg.Tools() {
+		entry := map[string]any{"name": t.Name, "description": t.Description, "inputSchema": schemaMap(t.Parameters)}
+		if t.Query {
+			entry["annotations"] = map[string]any{"readOnlyHint": true}
+		}
+		list = append(list, entry)
+	}
+	return map[string]any{"tools": list}
 }

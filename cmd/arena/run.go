@@ -24,6 +24,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	episodes := fs.Int("episodes", 1, "episodes to run one after the other")
 	out := fs.String("out", "", "output folder for results.json and replay.jsonl (default runs/SCENARIO-seedS)")
 	quiet := fs.Bool("quiet", false, "print only the results table")
+	agentKind := fs.String("agent", "builtin", "who plays every agent: builtin (the scenario's bot) or llm (a language model, see docs/llm.md)")
+	var lf llmFlags
+	lf.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -40,6 +43,15 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	dir := outDir(*out, sc, *seed)
 	rec := &folder{dir: dir, episodes: *episodes, sc: sc, replays: true}
 	cfg := eval.Config{Scenario: sc, Seed: *seed, Agents: *agents, Ticks: *ticks, Episodes: *episodes, Recorder: rec}
+	who := sc.Agents.Bot
+	switch *agentKind {
+	case "builtin", "":
+	case "llm":
+		cfg.Controllers = lf.controllers(dir)
+		who = "llm"
+	default:
+		return fmt.Errorf("run: unknown --agent %q (builtin, llm)", *agentKind)
+	}
 	maxTicks := sc.TimeLimit()
 	if *ticks > 0 {
 		maxTicks = *ticks
@@ -49,7 +61,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		prog := newProgress(stderr, maxTicks, *quiet)
 		if !*quiet {
 			fmt.Fprintf(stderr, "arena: %s, episode %d/%d, seed %d, %s agents, up to %d ticks simulated\n",
-				sc.Name, ep, *episodes, engine.EpisodeSeed(*seed, ep), sc.Agents.Bot, maxTicks)
+				sc.Name, ep, *episodes, engine.EpisodeSeed(*seed, ep), who, maxTicks)
 		}
 		start := time.Now()
 		res, err := eval.Episode(ctx, cfg, ep, func(rec *engine.TickRecord) { prog.update(rec.Tick + 1) })

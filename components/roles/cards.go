@@ -1,0 +1,139 @@
+package roles
+
+import (
+	"embed"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/arena-sim/arena/internal/fuzzy"
+)
+
+//go:embed data/*.json
+var dataFS embed.FS
+
+// Card is one role card of the data store.
+type Card struct {
+	Name            string   `json:"name"`
+	Faction         string   `json:"faction"`   // Town, Mafia or Neutral
+	Alignment       string   `json:"alignment"` // e.g. "Town Investigative"
+	Abilities       []string `json:"abilities"`
+	Attributes      []string `json:"attributes"`
+	Attack          int      `json:"attack"`   // 0 None, 1 Basic, 2 Powerful, 3 Unstoppable
+	Defense         int      `json:"defense"`  // 0 None, 1 Basic, 2 Powerful, 3 Invincible
+	Priority        int      `json:"priority"` // night priority, 1 first; 0 for no night action
+	Unique          bool     `json:"unique"`
+	RoleblockImmune bool     `json:"roleblock_immune,omitempty"`
+	DetectionImmune bool     `json:"detection_immune,omitempty"`
+	NightAction     string   `json:"night_action,omitempty"` // what night_action does; "" for none
+	Goal            string   `json:"goal"`
+}
+
+var (
+	cards      []Card
+	cardByName map[string]*Card
+	cardNames  []string
+	invGroups  map[string][][]string
+)
+
+func init() {
+	raw, err := dataFS.ReadFile("data/roles.json")
+	if err != nil {
+		panic(err)
+	}
+	if err := json.Unmarshal(raw, &cards); err != nil {
+		panic(fmt.Sprintf("roles: data/roles.json: %v", err))
+	}
+	cardByName = map[string]*Card{}
+	for i := range cards {
+		cardByName[cards[i].Name] = &cards[i]
+		cardNames = append(cardNames, cards[i].Name)
+	}
+	raw, err = dataFS.ReadFile("data/investigator.json")
+	if err != nil {
+		panic(err)
+	}
+	if err := json.Unmarshal(raw, &invGroups); err != nil {
+		panic(fmt.Sprintf("roles: data/investigator.json: %v", err))
+	}
+}
+
+// Cards returns every role card of the data store.
+func Cards() []Card { return slices.Clone(cards) }
+
+// Lookup returns a role card by its exact, case-sensitive name.
+func Lookup(name string) (Card, bool) {
+	c, ok := cardByName[name]
+	if !ok {
+		return Card{}, false
+	}
+	return *c, true
+}
+
+// ClosestNames lists up to n role names nearest to name (case-insensitive edit
+// distance, then alphabetical), for an error message.
+func ClosestNames(name string, n int) []string {
+	type cand struct {
+		name string
+		d    int
+	}
+	var cs []cand
+	l := strings.ToLower(name)
+	for _, c := range cardNames {
+		d := fuzzy.Distance(l, strings.ToLower(c))
+		if strings.Contains(strings.ToLower(c), l) && l != "" {
+			d = min(d, 1)
+		}
+		cs = append(cs, cand{c, d})
+	}
+	slices.SortFunc(cs, func(a, b cand) int {
+		if a.d != b.d {
+			return a.d - b.d
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	var out []string
+	for i := 0; i < len(cs) && i < n; i++ {
+		out = append(out, cs[i].name)
+	}
+	return out
+}
+
+// InvestigatorGroups returns the investigator result groups of a mode,
+// "classic" or "coven".
+func InvestigatorGroups(mode string) [][]string {
+	g := invGroups[mode]
+	out := make([][]string, len(g))
+	for i := range g {
+		out[i] = slices.Clone(g[i])
+	}
+	return out
+}
+
+// groupOf returns the investigator group holding a role, or just the role.
+func groupOf(mode, role string) []string {
+	for _, g := range invGroups[mode] {
+		if slices.Contains(g, role) {
+			return g
+		}
+	}
+	return []string{role}
+}
+
+// CardText renders a card for a language model.
+func (c Card) Text() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (%s)\nAbilities: %s\nAttributes: %s\nAttack: %s. Defense: %s.",
+		c.Name, c.Alignment, strings.Join(c.Abilities, " "), strings.Join(c.Attributes, " "), attackNames[c.Attack], defenseNames[c.Defense])
+	if c.Unique {
+		b.WriteString(" Unique.")
+	}
+	fmt.Fprintf(&b, "\nGoal: %s", c.Goal)
+	return b.String()
+}
+
+var (
+	attackNames  = []string{"None", "Basic", "Powerful", "Unstoppable"}
+	defenseNames = []string{"None", "Basic", "Powerful", "Invincible"}
+)

@@ -1,0 +1,659 @@
+// Package roles is the role game world component: a classic Town-of-Salem-style
+// game of 7 to 15 players after the reference's ToSSim. Roles are drawn from
+// the world seed; days run through discussion, nomination, defense, judgement
+// and last words, and nights resolve every night action in priority order with
+// attack against defense and visits. Each agent sees only what its role may
+// know (see docs/components.md#roles).
+package roles
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
+	"github.com/arena-sim/arena/world"
+)
+
+// Name is the component's name: its observation section and event source.
+const Name = "roles"
+
+// Phases of the game.
+const (
+	PhaseDiscussion = "discussion"
+	PhaseNomination = "nomination"
+	PhaseDefense    = "defense"
+	PhaseJudgement  = "judgement"
+	PhaseLastWords  = "last_words"
+	PhaseNight      = "night"
+	PhaseOver       = "game_over"
+)
+
+// Factions and outcomes.
+const (
+	Town    = "Town"
+	Mafia   = "Mafia"
+	Neutral = "Neutral"
+	Draw    = "Draw"
+)
+
+// Game is the component. Build it with New; it is attached to one world.
+type Game struct {
+	cfg     Config
+	rng     *rand.Rand
+	players []*player
+	idx     map[string]int
+
+	phase     string
+	phaseSeq  int // increments at every phase change; Turn-Based knowledge lives one phase
+	left      int // ticks left in the phase
+	day       int
+	trials    int // trials held today
+	defendant int // -1 for none
+	pending   int // a player nominated to trial this tick, -1 for none
+	noms      map[int]int
+	votes     map[int]string
+	acts      map[int]*act
+	chat      []chatLine
+	winner    string // the winning faction or role, or Draw, once over
+	lastTally string
+}
+
+type player struct {
+	id, role   string
+	num        int // 1-based
+	alive      bool
+	will       string
+	deathDay   int
+	cause      string
+	cleaned    bool // cleaned by a Janitor: role and will hidden
+	cleanedBy  int
+	forged     bool
+	revealed   bool // a revealed Mayor
+	won        bool // a Jester lynched, an Executioner whose target was lynched
+	bullets    int
+	vests      int
+	cleans     int
+	forges     int
+	selfHeals  int
+	barrier    bool // the Witch's magic barrier
+	target     int  // an Executioner's target, -1 for none
+	learned    map[int]string
+	results    []result
+	knowledge  []entry
+	nightDeath bool
+}
+
+// result is a private night result, kept for the whole game.
+type result struct {
+	Night int    `json:"night"`
+	Text  string `json:"text"`
+}
+
+// entry is one tool result in an agent's knowledge section.
+type entry struct {
+	Tool        string `json:"tool"`
+	Key         string `json:"key"`
+	Persistence string `json:"persistence"`
+	Result      string `json:"result"`
+	phaseSeq    int
+}
+
+type act struct {
+	target, target2 int
+	text            string
+	controlled      bool // turned by a Witch
+}
+
+type chatLine struct {
+	Day     int    `json:"day"`
+	Phase   string `json:"phase"`
+	From    string `json:"from"`
+	Channel string `json:"channel"` // public, whisper, mafia, dead
+	To      string `json:"to,omitempty"`
+	Text    string `json:"text"`
+	to      []int  // nil: everyone
+}
+
+// New builds a component from its scenario config (nil: the defaults).
+func New(raw json.RawMessage) (*Game, error) {
+	cfg, err := ParseConfig(raw)
+	if err != nil {
+		return nil, err
+	}
+	return &Game{cfg: cfg}, nil
+}
+
+// NewWithConfig builds a component from a config.
+func NewWithConfig(cfg Config) (*Game, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return &Game{cfg: cfg}, nil
+}
+
+// Factory builds the component for the components registry.
+func Factory(raw json.RawMessage) (world.Component, error) { return New(raw) }
+
+// Name implements world.Component.
+func (g *Game) Name() string { return Name }
+
+// Config returns the config.
+func (g *Game) Config() Config { return g.cfg }
+
+// slots is the classic setup's role list, in order; a game of n players
+// takes the first n. Entries with a space-separated category are drawn.
+var slots = []string{
+	"Town Investigative", "Town Protective", "Godfather", "Town Investigative", "Mafioso", "Town Support",
+	"Neutral Evil", "Random Town", "Random Mafia", "Town Killing", "Neutral Killing", "Random Town",
+	"Random Neutral", "Random Town", "Random Mafia",
+}
+
+var categories = map[string][]string{
+	"Town Investigative": {"Investigator", "Sheriff", "Lookout"},
+	"Town Protective":    {"Doctor", "Bodyguard"},
+	"Town Killing":       {"Vigilante"},
+	"Town Support":       {"Escort", "Mayor", "Medium"},
+	"Random Town":        {"Investigator", "Sheriff", "Lookout", "Doctor", "Bodyguard", "Vigilante", "Escort", "Mayor", "Medium"},
+	"Random Mafia":       {"Consigliere", "Framer", "Janitor", "Forger"},
+	"Neutral Evil":       {"Jester", "Executioner", "Witch"},
+	"Neutral Killing":    {"Serial Killer"},
+	"Random Neutral":     {"Jester", "Executioner", "Survivor", "Witch", "Serial Killer"},
+}
+
+// Attach implements world.Component: it seats the world's agents (7 to 15)
+// and deals the roles.
+func (g *Game) Attach(w *world.World) error {
+	g.rng = w.Rand("component:" + Name)
+	agents := w.Agents()
+	if n := len(agents); n < 7 || n > 15 {
+		return fmt.Errorf("roles: a classic game needs 7 to 15 players, the scenario has %d agents", n)
+	}
+	if len(g.cfg.Setup) > 0 && len(g.cfg.Setup) != len(agents) {
+		return fmt.Errorf("roles: config setup lists %d roles for %d agents", len(g.cfg.Setup), len(agents))
+	}
+	roles := slices.Clone(g.cfg.Setup)
+	if len(roles) == 0 {
+		roles = g.draw(len(agents))
+	}
+	g.idx = map[string]int{}
+	g.players = nil
+	for i, a := range agents {
+		p := &player{id: a.ID, num: i + 1, role: roles[i], alive: true, target: -1, cleanedBy: -1, learned: map[int]string{}}
+		switch p.role {
+		case "Vigilante":
+			p.bullets = 3
+		case "Survivor":
+			p.vests = 4
+		case "Janitor":
+			p.cleans = 3
+		case "Forger":
+			p.forges = 2
+		case "Doctor":
+			p.selfHeals = 1
+		case "Witch":
+			p.barrier = true
+		}
+		g.players = append(g.players, p)
+		g.idx[a.ID] = i
+	}
+	for _, p := range g.players {
+		if p.role == "Executioner" {
+			var town []int
+			for j, q := range g.players {
+				if q.faction() == Town && q.role != "Mayor" {
+					town = append(town, j)
+				}
+			}
+			if len(town) > 0 {
+				p.target = town[g.rng.IntN(len(town))]
+			}
+		}
+	}
+	g.day = 1
+	g.defendant, g.pending = -1, -1
+	g.noms, g.votes, g.acts = map[int]int{}, map[int]string{}, map[int]*act{}
+	g.startPhase(w, PhaseDiscussion)
+	for _, p := range g.players {
+		g.private(w, p, "role", fmt.Sprintf("You are the %s. Goal: %s", p.role, cardByName[p.role].Goal))
+	}
+	return nil
+}
+
+// draw deals n roles from the classic slots with the component's random stream.
+func (g *Game) draw(n int) []string {
+	out := make([]string, n)
+	used := map[string]bool{}
+	for i := 0; i < n; i++ {
+		s := slots[i]
+		pool, ok := categories[s]
+		if !ok {
+			out[i] = s
+			used[s] = true
+			continue
+		}
+		var cands []string
+		for _, r := range pool {
+			if !(cardByName[r].Unique && used[r]) {
+				cands = append(cands, r)
+			}
+		}
+		r := cands[g.rng.IntN(len(cands))]
+		out[i] = r
+		used[r] = true
+	}
+	// Shuffle the seats.
+	g.rng.Shuffle(n, func(i, j int) { out[i], out[j] = out[j], out[i] })
+	return out
+}
+
+func (p *player) card() *Card     { return cardByName[p.role] }
+func (p *player) faction() string { return cardByName[p.role].Faction }
+func (p *player) label() string   { return fmt.Sprintf("Player %d (%s)", p.num, p.id) }
+func (g *Game) living() (n int) {
+	for _, p := range g.players {
+		if p.alive {
+			n++
+		}
+	}
+	return n
+}
+
+// Threshold is the nominations a trial needs: ⌈living/2⌉.
+func (g *Game) Threshold() int { return (g.living() + 1) / 2 }
+
+func (g *Game) phaseTicks(ph string) int {
+	switch ph {
+	case PhaseDiscussion:
+		return g.cfg.DiscussionTicks
+	case PhaseNomination:
+		return g.cfg.NominationTicks
+	case PhaseDefense:
+		return g.cfg.DefenseTicks
+	case PhaseJudgement:
+		return g.cfg.JudgementTicks
+	case PhaseLastWords:
+		return g.cfg.LastWordsTicks
+	case PhaseNight:
+		return g.cfg.NightTicks
+	}
+	return 0
+}
+
+func (g *Game) startPhase(w *world.World, ph string) {
+	if g.phase == PhaseOver {
+		return
+	}
+	g.phase = ph
+	g.phaseSeq++
+	g.left = g.phaseTicks(ph)
+	for _, p := range g.players {
+		p.knowledge = slices.DeleteFunc(p.knowledge, func(e entry) bool { return e.Persistence != "permanent" && e.phaseSeq != g.phaseSeq })
+	}
+	var text string
+	switch ph {
+	case PhaseDiscussion:
+		text = fmt.Sprintf("Day %d begins: discussion.", g.day)
+	case PhaseNomination:
+		g.noms = map[int]int{}
+		text = fmt.Sprintf("Day %d: nominations are open (%d nominations put a player on trial; trial %d of at most %d).", g.day, g.Threshold(), g.trials+1, g.cfg.MaxTrials)
+	case PhaseDefense:
+		text = fmt.Sprintf("%s is on trial. Defend yourself.", g.players[g.defendant].label())
+	case PhaseJudgement:
+		g.votes = map[int]string{}
+		text = fmt.Sprintf("Judgement of %s: vote guilty, innocent or abstain.", g.players[g.defendant].label())
+	case PhaseLastWords:
+		text = fmt.Sprintf("%s has been found guilty. Any last words?", g.players[g.defendant].label())
+	case PhaseNight:
+		g.acts = map[int]*act{}
+		text = fmt.Sprintf("Night %d falls.", g.day)
+	}
+	g.publish(w, world.Event{Type: "phase", Data: map[string]any{"phase": ph, "day": g.day, "text": text}})
+}
+
+func (g *Game) publish(w *world.World, e world.Event) {
+	e.Source = Name
+	if w != nil {
+		w.Publish(e)
+	}
+}
+
+// private sends one player a private result; it is kept as a night result.
+func (g *Game) private(w *world.World, p *player, kind, text string) {
+	g.publish(w, world.Event{Type: "private", Agent: p.id, To: []string{p.id},
+		Data: map[string]any{"for": p.id, "kind": kind, "text": text}})
+	if kind != "role" {
+		p.results = append(p.results, result{Night: g.day, Text: text})
+	}
+}
+
+// Tick implements world.Component: it counts down the phase and moves on.
+func (g *Game) Tick(w *world.World) {
+	if g.phase == PhaseOver {
+		return
+	}
+	g.left--
+	if g.phase == PhaseNomination && g.pending >= 0 {
+		g.defendant, g.pending = g.pending, -1
+		g.trials++
+		g.startPhase(w, PhaseDefense)
+		return
+	}
+	if g.left > 0 {
+		return
+	}
+	switch g.phase {
+	case PhaseDiscussion:
+		if g.day == 1 {
+			g.startPhase(w, PhaseNight)
+		} else {
+			g.startPhase(w, PhaseNomination)
+		}
+	case PhaseNomination:
+		g.startPhase(w, PhaseNight)
+	case PhaseDefense:
+		g.startPhase(w, PhaseJudgement)
+	case PhaseJudgement:
+		if g.judge(w) {
+			g.startPhase(w, PhaseLastWords)
+		} else {
+			g.defendant = -1
+			if g.trials < g.cfg.MaxTrials {
+				g.startPhase(w, PhaseNomination)
+			} else {
+				g.startPhase(w, PhaseNight)
+			}
+		}
+	case PhaseLastWords:
+		g.lynch(w)
+		g.startPhase(w, PhaseNight)
+	case PhaseNight:
+		g.resolveNight(w)
+		if g.phase == PhaseOver {
+			return
+		}
+		g.day++
+		if g.day > g.cfg.MaxDays {
+			g.finish(w, Draw)
+			return
+		}
+		g.startPhase(w, PhaseDiscussion)
+	}
+}
+
+// judge tallies the judgement; true means guilty. A revealed Mayor's vote
+// weighs MayorVotes; a missing vote is an abstention; a tie frees.
+func (g *Game) judge(w *world.World) bool {
+	guilty, innocent := 0, 0
+	var parts []string
+	for i, p := range g.players {
+		if !p.alive || i == g.defendant {
+			continue
+		}
+		v := g.votes[i]
+		if v == "" {
+			v = "abstain"
+		}
+		wt := 1
+		if p.revealed {
+			wt = g.cfg.MayorVotes
+		}
+		switch v {
+		case "guilty":
+			guilty += wt
+		case "innocent":
+			innocent += wt
+		}
+		parts = append(parts, fmt.Sprintf("%s %s", p.id, v))
+	}
+	d := g.players[g.defendant]
+	verdict := "innocent"
+	if guilty > innocent {
+		verdict = "guilty"
+	}
+	g.lastTally = fmt.Sprintf("%s: %d guilty, %d innocent (%s)", d.id, guilty, innocent, strings.Join(parts, ", "))
+	g.publish(w, world.Event{Type: "verdict", Agent: d.id, Data: map[string]any{"defendant": d.id, "guilty": guilty, "innocent": innocent,
+		"verdict": verdict, "text": fmt.Sprintf("The Town finds %s %s, %d to %d. Votes: %s.", d.label(), verdict, guilty, innocent, strings.Join(parts, ", "))}})
+	return verdict == "guilty"
+}
+
+func (g *Game) lynch(w *world.World) {
+	d := g.players[g.defendant]
+	g.defendant = -1
+	g.kill(w, d, "lynched by the Town")
+	if d.role == "Jester" {
+		d.won = true
+	}
+	for _, p := range g.players {
+		if p.role == "Executioner" && p.target == d.num-1 && p.alive {
+			p.won = true
+			g.private(w, p, "win", fmt.Sprintf("Your target %s was lynched. You have won!", d.id))
+		}
+	}
+	g.checkWin(w)
+	g.promote(w)
+}
+
+// kill marks a player dead and reveals the death, role and will to everyone
+// (or hides them when the body was cleaned).
+func (g *Game) kill(w *world.World, p *player, cause string) {
+	p.alive = false
+	p.deathDay = g.day
+	p.cause = cause
+	role, will := p.role, "They left no last will."
+	if p.will != "" {
+		will = "We found a will next to their body: " + p.will
+		if p.forged {
+			will += " (the will was forged by a member of the Mafia)"
+		}
+	}
+	if p.cleaned {
+		role, will = "", "Their will was cleaned and cannot be read."
+	}
+	text := fmt.Sprintf("%s died: %s. %s ", p.label(), cause, will)
+	data := map[string]any{"player": p.id, "cause": cause, "day": g.day}
+	if role != "" {
+		text += fmt.Sprintf("Their role was %s.", role)
+		data["role"] = role
+	} else {
+		text += "We could not determine their role."
+	}
+	data["text"] = text
+	g.publish(w, world.Event{Type: "death", Agent: p.id, Data: data})
+	g.chat = append(g.chat, chatLine{Day: g.day, Phase: g.phase, From: "Narrator", Channel: "public", Text: text})
+}
+
+// checkWin ends the game when a side has won; it runs after every death.
+func (g *Game) checkWin(w *world.World) {
+	if g.phase == PhaseOver {
+		return
+	}
+	town, mafia, sk, witch := 0, 0, 0, 0
+	for _, p := range g.players {
+		if !p.alive {
+			continue
+		}
+		switch {
+		case p.faction() == Town:
+			town++
+		case p.faction() == Mafia:
+			mafia++
+		case p.role == "Serial Killer":
+			sk++
+		case p.role == "Witch":
+			witch++
+		}
+	}
+	switch {
+	case town > 0 && mafia == 0 && sk == 0 && witch == 0:
+		g.finish(w, Town)
+	case mafia > 0 && town == 0 && sk == 0:
+		g.finish(w, Mafia)
+	case sk > 0 && town == 0 && mafia == 0:
+		g.finish(w, "Serial Killer")
+	case town == 0 && mafia == 0 && sk == 0:
+		g.finish(w, Draw)
+	}
+}
+
+// finish ends the game with a winner and marks every winning player.
+func (g *Game) finish(w *world.World, winner string) {
+	g.winner = winner
+	g.phase = PhaseOver
+	g.phaseSeq++
+	for _, p := range g.players {
+		switch {
+		case winner == Town || winner == Mafia:
+			if p.faction() == winner {
+				p.won = true
+			}
+		case winner == "Serial Killer":
+			if p.role == winner {
+				p.won = true
+			}
+		}
+		if p.alive && (p.role == "Survivor" || (p.role == "Witch" && winner != Town)) {
+			p.won = true
+		}
+	}
+	var ws []string
+	for _, p := range g.players {
+		if p.won {
+			ws = append(ws, fmt.Sprintf("%s (%s)", p.id, p.role))
+		}
+	}
+	text := fmt.Sprintf("The game is over: %s wins. Winners: %s.", winner, strings.Join(ws, ", "))
+	if winner == Draw {
+		text = fmt.Sprintf("The game is over: a draw. Winners: %s.", strings.Join(ws, ", "))
+	}
+	if len(ws) == 0 {
+		text = fmt.Sprintf("The game is over: %s. No one won.", strings.ToLower(winner))
+	}
+	// Every role is revealed at the end of the game.
+	var reveal []string
+	for _, p := range g.players {
+		reveal = append(reveal, fmt.Sprintf("%s (%s)", p.id, p.role))
+	}
+	text += " Roles: " + strings.Join(reveal, ", ") + "."
+	g.publish(w, world.Event{Type: "game_over", Data: map[string]any{"winner": winner, "text": text}})
+}
+
+// Over reports whether the game has ended.
+func (g *Game) Over() bool { return g.phase == PhaseOver }
+
+// Winner returns the winning faction or role, Draw, or "" while the game runs.
+func (g *Game) Winner() string { return g.winner }
+
+// Phase returns the current phase and day.
+func (g *Game) Phase() (string, int) { return g.phase, g.day }
+
+// Role returns an agent's role, or "".
+func (g *Game) Role(agentID string) string {
+	if i, ok := g.idx[agentID]; ok {
+		return g.players[i].role
+	}
+	return ""
+}
+
+// Alive reports whether an agent is alive in the game.
+func (g *Game) Alive(agentID string) bool {
+	i, ok := g.idx[agentID]
+	return ok && g.players[i].alive
+}
+
+// Won reports whether an agent has won.
+func (g *Game) Won(agentID string) bool {
+	i, ok := g.idx[agentID]
+	return ok && g.players[i].won
+}
+
+// KnowsRole reports whether viewer may know subject's role: its own, a dead
+// player's uncleaned role, a revealed Mayor, a fellow Mafia member, one the
+// viewer learned at night, or anyone's once the game is over.
+func (g *Game) KnowsRole(viewer, subject string) bool {
+	vi, ok1 := g.idx[viewer]
+	si, ok2 := g.idx[subject]
+	if !ok1 || !ok2 {
+		return false
+	}
+	v, s := g.players[vi], g.players[si]
+	switch {
+	case vi == si, g.phase == PhaseOver, !s.alive && !s.cleaned, s.revealed, v.faction() == Mafia && s.faction() == Mafia:
+		return true
+	}
+	_, learned := v.learned[si]
+	return learned
+}
+
+// metricNames are the metrics a scenario's objective may name.
+var metricNames = []string{"roles.game_over", "roles.won", "roles.alive", "roles.days"}
+
+// MetricNames lists the metrics the component defines.
+func (g *Game) MetricNames() []string { return slices.Clone(metricNames) }
+
+// Metric implements world.MetricSource: roles.game_over is 1 once the game has
+// ended with a winner (a draw counts), roles.won 1 for a winner, roles.alive 1
+// while alive, roles.days the day number.
+func (g *Game) Metric(_ *world.World, agentID, name string) (float64, bool) {
+	b := func(v bool) float64 {
+		if v {
+			return 1
+		}
+		return 0
+	}
+	switch name {
+	case "roles.game_over":
+		return b(g.Over()), true
+	case "roles.won":
+		return b(g.Won(agentID)), true
+	case "roles.alive":
+		return b(g.Alive(agentID)), true
+	case "roles.days":
+		return float64(g.day), true
+	}
+	return 0, false
+}
+
+// Hash implements world.Component.
+func (g *Game) Hash(h *world.Hasher) {
+	h.String(g.phase)
+	h.Int(g.phaseSeq)
+	h.Int(g.left)
+	h.Int(g.day)
+	h.Int(g.trials)
+	h.Int(g.defendant)
+	h.Int(g.pending)
+	h.String(g.winner)
+	for _, p := range g.players {
+		h.String(p.id)
+		h.String(p.role)
+		h.Bool(p.alive)
+		h.String(p.will)
+		h.Bool(p.cleaned)
+		h.Bool(p.forged)
+		h.Bool(p.revealed)
+		h.Bool(p.won)
+		h.Int(p.bullets + 10*p.vests + 100*p.cleans + 1000*p.forges + 10000*p.selfHeals)
+		h.Bool(p.barrier)
+		h.Int(p.target)
+		h.Int(len(p.results))
+		h.Int(len(p.knowledge))
+	}
+	for i := range g.players {
+		h.Int(g.noms[i])
+		h.String(g.votes[i])
+		if a := g.acts[i]; a != nil {
+			h.Int(a.target)
+			h.Int(a.target2)
+			h.String(a.text)
+		} else {
+			h.Int(-2)
+		}
+	}
+	h.Int(len(g.chat))
+	for _, c := range g.chat {
+		h.String(c.From)
+		h.String(c.Text)
+	}
+}

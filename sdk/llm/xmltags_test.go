@@ -1,0 +1,112 @@
+package llm
+
+import (
+	"strings"
+	"testing"
+)
+
+var tagTools = []string{"get_role_details", "get_investigation_results", "check_will", "speak"}
+
+func TestFindTagComplete(t *testing.T) {
+	p := NewTagParser(tagTools)
+	cases := []struct {
+		text, tool, arg string
+	}{
+		{"I wonder. <get_role_details>Investigator</get_role_details> then", "get_role_details", "Investigator"},
+		{"<get_investigation_results />", "get_investigation_results", ""},
+		{"<get_investigation_results/>", "get_investigation_results", ""},
+		{"<thinking>hmm <check_will> Player 3 </check_will></thinking>", "check_will", "Player 3"},
+		{"a < b and <b>bold</b> <check_will>Player 1</check_will>", "check_will", "Player 1"},
+	}
+	for _, c := range cases {
+		tag := p.Find(c.text)
+		if tag.Status != TagComplete || tag.Tool != c.tool || tag.Arg != c.arg {
+			t.Errorf("Find(%q) = %+v, want %s(%q)", c.text, tag, c.tool, c.arg)
+			continue
+		}
+		if !strings.HasPrefix(c.text[tag.Start:], "<"+c.tool) || !strings.HasSuffix(c.text[:tag.End], ">") {
+			t.Errorf("Find(%q): span %d:%d = %q", c.text, tag.Start, tag.End, c.text[tag.Start:tag.End])
+		}
+	}
+}
+
+// TestFindTagFragments feeds text one byte at a time, as a stream arrives:
+// every prefix before the tag closes is incomplete (or none before it
+// starts), and the first complete tag appears exactly when its last byte does.
+func TestFindTagFragments(t *testing.T) {
+	p := NewTagParser(tagTools)
+	for _, text := range []string{
+		"Let me check. <check_will>Player 3</check_will> and more",
+		"ok <get_investigation_results /> done",
+	} {
+		start := strings.IndexByte(text, '<')
+		end := strings.IndexByte(text[start:], '>')
+		if text[start+1] == 'c' {
+			end = strings.Index(text, "</check_will>") + len("</check_will>")
+		} else {
+			end += start + 1
+		}
+		for n := 0; n <= len(text); n++ {
+			tag := p.Find(text[:n])
+			switch {
+			case n <= start:
+				if tag.Status != TagNone {
+					t.Fatalf("%q: %+v, want none", text[:n], tag)
+				}
+			case n < end:
+				if tag.Status != TagIncomplete {
+					t.Fatalf("%q: %+v, want incomplete", text[:n], tag)
+				}
+			default:
+				if tag.Status != TagComplete || tag.End != end {
+					t.Fatalf("%q: %+v, want complete ending at %d", text[:n], tag, end)
+				}
+			}
+		}
+	}
+	// A fragment that cannot become a tool tag is not incomplete.
+	if tag := p.Find("<b"); tag.Status != TagNone {
+		t.Errorf("<b: %+v", tag)
+	}
+	if tag := p.Find("x <"); tag.Status != TagIncomplete {
+		t.Errorf("trailing <: %+v", tag)
+	}
+}
+
+func TestFindTagMalformed(t *testing.T) {
+	p := NewTagParser(tagTools)
+	cases := []struct{ text, want string }{
+		{"<check_will>Player 3 <get_role_details>Doctor</get_role_details></check_will>", "cannot be nested"},
+		{"<check_will>Player 3<get_role_details>Doctor</get_role_details>", "cannot be nested"},
+		{"<check_will>Player 3</get_role_details>", "close it with </check_will>"},
+		{"</check_will>", "never opened"},
+		{`<check_will player="3">x</check_will>`, "no attributes"},
+		{"<get_investigation_results /x", "self-closing"},
+		{"<get_role_detail>Doctor</get_role_detail>", "did you mean <get_role_details>"},
+	}
+	for _, c := range cases {
+		tag := p.Find(c.text)
+		if tag.Status != TagMalformed || !strings.Contains(tag.Diagnostic, c.want) {
+			t.Errorf("Find(%q) = %+v, want malformed with %q", c.text, tag, c.want)
+		}
+	}
+}
+
+func TestFindTagUnknownIgnored(t *testing.T) {
+	p := NewTagParser(tagTools)
+	for _, text := range []string{"<thinking>I think</thinking>", "<observation>x</observation>", "<launch_missiles>now</launch_missiles>", "plain text"} {
+		if tag := p.Find(text); tag.Status != TagNone {
+			t.Errorf("Find(%q) = %+v, want none", text, tag)
+		}
+	}
+	// An unknown tag before a tool tag does not hide it.
+	if tag := p.Find("<foo>x</foo><check_will>P</check_will>"); tag.Status != TagComplete || tag.Tool != "check_will" {
+		t.Errorf("got %+v", tag)
+	}
+}
+
+func TestFormatObservation(t *testing.T) {
+	if got := FormatObservation(" Player 3's Will: hi "); got != "<observation>\nPlayer 3's Will: hi\n</observation>" {
+		t.Errorf("got %q", got)
+	}
+}
