@@ -48,6 +48,11 @@ type Options struct {
 	Conn     ipc.ConnOptions
 	// Recorder, when set, journals every episode and keeps its results.
 	Recorder engine.Recorder
+	// NewBot, when set, builds the agent of each bot slot for each episode
+	// instead of the scenario's built-in bot (a language-model agent, say).
+	// It runs on the world's goroutine and may keep w and reg to answer its
+	// agent's queries in process.
+	NewBot func(w *world.World, reg *tools.Registry, agentID string) (bots.Bot, error)
 	Log      *slog.Logger
 }
 
@@ -182,7 +187,13 @@ func (s *Server) resetSlots() error {
 	for i, sl := range s.order {
 		*sl = slot{id: sl.id, team: sl.team, conn: sl.conn, token: sl.token, sentTick: -1, decidedTick: -1}
 		if i >= len(s.order)-s.opt.Bots {
-			b, err := bots.New(s.opt.Scenario.Agents.Bot, bots.Info{AgentID: sl.id, Seed: s.w.Seed(), Bounds: s.w.Bounds(), Rules: s.w.Rules()})
+			var b bots.Bot
+			var err error
+			if s.opt.NewBot != nil {
+				b, err = s.opt.NewBot(s.w, s.reg, sl.id)
+			} else {
+				b, err = bots.New(s.opt.Scenario.Agents.Bot, bots.Info{AgentID: sl.id, Seed: s.w.Seed(), Bounds: s.w.Bounds(), Rules: s.w.Rules()})
+			}
 			if err != nil {
 				return err
 			}

@@ -31,7 +31,10 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	mode := fs.String("mode", "lockstep", "lockstep or realtime")
 	tickRate := fs.Float64("tick-rate", 0, "ticks per second in realtime mode (default: the scenario's)")
 	agents := fs.Int("agents", 0, "number of agent slots (default: the scenario's)")
-	botCount := fs.Int("bots", 0, "give the last K slots to the scenario's built-in bot")
+	botCount := fs.Int("bots", 0, "give the last K slots to the scenario's built-in bot (or, with --agent llm, to language-model agents)")
+	agentKind := fs.String("agent", "builtin", "who plays the --bots slots: builtin (the scenario's bot) or llm (a language model, see docs/llm.md)")
+	var lf llmFlags
+	lf.register(fs)
 	tokens := fs.String("tokens", "", "JSON file of slot id → token; every hello must then carry its token")
 	seed := fs.Uint64("seed", 1, "seed of the world and the built-in bots")
 	ticks := fs.Int("ticks", 0, "end each episode after this many ticks, replacing the scenario's time limit")
@@ -68,9 +71,19 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	dir := outDir(*out, sc, *seed)
 	rec := &folder{dir: dir, episodes: *episodes, sc: sc, replays: true}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	srv, err := server.New(server.Options{Scenario: sc, Seed: *seed, Agents: *agents, Bots: *botCount, Mode: *mode,
+	opt := server.Options{Scenario: sc, Seed: *seed, Agents: *agents, Bots: *botCount, Mode: *mode,
 		TickRate: *tickRate, DecisionTimeout: *timeout, StartAfter: *startAfter, Tokens: tok, Ticks: *ticks,
-		Episodes: *episodes, Recorder: rec, Log: logger})
+		Episodes: *episodes, Recorder: rec, Log: logger}
+	switch *agentKind {
+	case "builtin", "":
+	case "llm":
+		if opt.NewBot, err = lf.newBot(dir); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("serve: unknown --agent %q (builtin, llm)", *agentKind)
+	}
+	srv, err := server.New(opt)
 	if err != nil {
 		return err
 	}
