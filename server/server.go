@@ -53,7 +53,7 @@ type Options struct {
 	// It runs on the world's goroutine and may keep w and reg to answer its
 	// agent's queries in process.
 	NewBot func(w *world.World, reg *tools.Registry, agentID string) (bots.Bot, error)
-	Log      *slog.Logger
+	Log    *slog.Logger
 }
 
 type slot struct {
