@@ -641,7 +641,11 @@ func (g *Game) Hash(h *world.Hasher) {
 		h.Int(len(p.knowledge))
 	}
 	for i := range g.players {
-		h.Int(g.noms[i])
+		if t, ok := g.noms[i]; ok {
+			h.Int(t + 1)
+		} else {
+			h.Int(0)
+		}
 		h.String(g.votes[i])
 		if a := g.acts[i]; a != nil {
 			h.Int(a.target)

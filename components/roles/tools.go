@@ -428,3 +428,13 @@ func (g *Game) reveal(c *tools.Call) world.ActionResult {
 		"text": fmt.Sprintf("%s has revealed themselves as the Mayor!", p.label())}})
 	return world.OK(tool, nil)
 }
+
+// hasTool reports whether the component offers a tool.
+func (g *Game) hasTool(name string) bool {
+	for _, t := range g.Tools() {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
+}
