@@ -77,6 +77,14 @@ func TestEveryBuiltinScenarioPlaysTheSameOverIPC(t *testing.T) {
 			require.Equal(t, local.Outcome, remote.Outcome)
 			require.Equal(t, local.Agents, remote.Agents)
 			require.Equal(t, local.Winner, remote.Winner)
+			if name == "role_game" { // the game finished with a winner
+				winners := 0
+				for _, a := range remote.Agents {
+					require.Equal(t, 1.0, a.Metrics["roles.game_over"], a.ID)
+					winners += int(a.Metrics["roles.won"])
+				}
+				require.Positive(t, winners)
+			}
 			if name == "debate" { // the judge synthesised
 				for _, a := range remote.Agents {
 					require.Equal(t, 1.0, a.Metrics["debate.synthesized"], a.ID)
