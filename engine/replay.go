@@ -70,8 +70,12 @@ func ReadReplay(r io.Reader) (*Replay, error) {
 				return nil, fmt.Errorf("replay line %d: tick %d where tick %d was expected", n, t.Tick, want)
 			}
 			for i := range t.Decisions {
-				if t.Decisions[i].Params != nil {
-					t.Decisions[i].Params = unfinite(t.Decisions[i].Params).(map[string]any)
+				if p := t.Decisions[i].Params; p != nil {
+					// Params that are themselves one tagged number were not a
+					// map when recorded: keep them as the map they now are.
+					if m, ok := unfinite(p).(map[string]any); ok {
+						t.Decisions[i].Params = m
+					}
 				}
 			}
 			rep.Ticks = append(rep.Ticks, t)
