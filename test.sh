@@ -46,6 +46,7 @@ go test -run '^$' -fuzz '^FuzzValidate$' -fuzztime 10s ./tools
 go test -run '^$' -fuzz '^FuzzReadFrame$' -fuzztime 10s ./ipc
 go test -run '^$' -fuzz '^FuzzDecode$' -fuzztime 10s ./ipc
 go test -run '^$' -fuzz '^FuzzReadReplay$' -fuzztime 10s ./engine
+go test -run '^$' -fuzz '^FuzzComponentTools$' -fuzztime 10s ./components
 
 echo "== main job"
 go run ./cmd/arena run --scenario foraging --seed 1 --out "$(mktemp -d)" --quiet
