@@ -48,6 +48,9 @@ go test -run '^$' -fuzz '^FuzzDecode$' -fuzztime 10s ./ipc
 go test -run '^$' -fuzz '^FuzzReadReplay$' -fuzztime 10s ./engine
 go test -run '^$' -fuzz '^FuzzComponentTools$' -fuzztime 10s ./components
 
+echo "== Python SDK (sdk/python)"
+PYTHONPATH=sdk/python /usr/bin/python3 -m unittest discover -s sdk/python/tests
+
 echo "== main job"
 go run ./cmd/arena run --scenario foraging --seed 1 --out "$(mktemp -d)" --quiet
 

@@ -1,0 +1,184 @@
+import threading
+import time
+import unittest
+
+from arena_server import ServerTest
+
+from agent_arena_sdk import ArenaError, Client, ConnectionLost, Decision, Observation, connect, query, run
+import capture
+import crafter
+import forager
+
+
+class TypesTest(unittest.TestCase):
+    def test_observation_access(self):
+        o = Observation.wrap({
+            "tick": 3, "position": [1, 0, 2], "extra": {"a": 1}, "last_action_result": None,
+            "nearby_stations": [{"name": "F", "type": "station", "station_type": "furnace", "distance": 1.0,
+                                 "position": [0, 0, 0]}],
+            "available_recipes": {"ingot": {"inputs": {"ore": 1}, "station_type": "furnace"}},
+            "messages": [{"from": "a", "content": "hi", "tick": 1}], "inventory": {"ore": 1},
+            "components": {"feed": {"text": "x", "posts": []}}})
+        self.assertEqual(o.tick, 3)
+        self.assertEqual(o.position.z, 2)
+        self.assertEqual(o.extra.a, 1)
+        self.assertIsNone(o.last_action_result)
+        self.assertIsNone(o.query_result)
+        st = o.nearby_stations[0]
+        self.assertTrue(st.type == "station" and st.type == o.available_recipes["ingot"].station_type)
+        self.assertEqual(o.available_recipes.get("ingot").inputs.get("ore"), 1)
+        self.assertEqual(o.messages[0].from_, "a")
+        self.assertEqual(o.components["feed"]["text"], "x")
+        self.assertEqual(o.inventory.get("wood", 0), 0)
+        with self.assertRaises(AttributeError):
+            o.no_such_field
+        d = Decision("move_to", {"target": o.position}, reasoning="r")
+        self.assertEqual(d.to_message(3), {"type": "decision", "tick": 3, "tool": "move_to",
+                                           "params": {"target": [1, 0, 2]}, "reasoning": "r"})
+        self.assertEqual(Decision.idle().tool, "idle")
+
+
+def passed(end):
+    return end is not None and end.results["passed"]
+
+
+class ExamplesTest(ServerTest):
+    def test_forager_passes(self):
+        s = self.serve("--scenario", "foraging", "--agents", "1", "--seed", "1")
+        end = run(forager.Forager(), s.address)
+        self.assertTrue(end.final)
+        self.assertEqual(end.reason, "completed")
+        self.assertTrue(passed(end), end)
+
+    def test_crafter_passes(self):
+        s = self.serve("--scenario", "crafting", "--agents", "1", "--seed", "1")
+        end = run(crafter.Crafter(), s.address)
+        self.assertTrue(passed(end), end)
+
+    def test_capture_plays_to_the_end(self):
+        s = self.serve("--scenario", "team_capture", "--bots", "3", "--seed", "1")
+        end = run(capture.Capturer(), s.address)
+        self.assertTrue(end.final)
+        self.assertIn(end.reason, ("completed", "time_limit"))
+
+    def test_callable_agent_and_episodes(self):
+        s = self.serve("--scenario", "foraging", "--agents", "1", "--episodes", "2", "--ticks", "20")
+        starts, ends = [], []
+
+        class A:
+            def decide(self, obs):
+                return None  # idle
+
+            def on_episode_start(self, m):
+                starts.append(m.episode)
+
+            def on_episode_end(self, m):
+                ends.append(m.final)
+
+        end = run(A(), s.address)
+        self.assertEqual(starts, [1, 2])
+        self.assertEqual(ends, [False, True])
+        self.assertEqual(end.episode, 2)
+
+
+class ProtocolTest(ServerTest):
+    def test_wrong_token_is_unauthorized(self):
+        import json, os, tempfile
+        d = tempfile.mkdtemp()
+        path = os.path.join(d, "tokens.json")
+        with open(path, "w") as f:
+            json.dump({"agent_001": "secret"}, f)
+        s = self.serve("--scenario", "foraging", "--agents", "1", "--tokens", path)
+        with self.assertRaises(ArenaError) as cm:
+            connect(s.address, token="wrong")
+        self.assertEqual(cm.exception.code, "UNAUTHORIZED")
+        self.assertTrue(cm.exception.fatal)
+        self.assertIn("token", cm.exception.message)
+        c = connect(s.address, token="secret")
+        self.assertEqual(c.agent_id, "agent_001")
+        c.close()
+
+    def test_no_slot(self):
+        s = self.serve("--scenario", "foraging", "--agents", "1")
+        c = connect(s.address)
+        self.addCleanup(c.close)
+        with self.assertRaises(ArenaError) as cm:
+            connect(s.address)
+        self.assertEqual(cm.exception.code, "NO_SLOT")
+
+    def test_bad_tick_is_reported(self):
+        s = self.serve("--scenario", "foraging", "--agents", "1", "--ticks", "5")
+        errors = []
+        c = Client(s.address, on_error=errors.append)
+        sent = []
+
+        def agent(obs):
+            if not sent:
+                sent.append(1)
+                c.decide(obs.tick + 100, Decision.idle())
+            return Decision.idle()
+
+        c.run(agent)
+        self.assertTrue(any(e.code == "UNKNOWN_TICK" for e in errors), errors)
+        self.assertIn("UNKNOWN_TICK", [e.code for e in c.errors])
+
+    def test_queries_and_their_limit(self):
+        s = self.serve("--scenario", "foraging", "--agents", "1", "--ticks", "3")
+        seen = {}
+
+        def agent(obs):
+            if seen:
+                return Decision.idle()
+            with self.assertRaises(ArenaError) as cm:
+                query("move_to", target=[1, 0, 1])
+            seen["not_a_query"] = cm.exception.code
+            for _ in range(9):
+                r = query("query_world", radius=10)
+                self.assertIn("entities", r["query_result"])
+            with self.assertRaises(ArenaError) as cm:
+                query("query_inventory")
+            seen["limit"] = cm.exception.code
+            return Decision.idle()
+
+        run(agent, s.address)
+        self.assertEqual(seen, {"not_a_query": "NOT_A_QUERY", "limit": "LIMIT_EXCEEDED"})
+
+    def test_reconnects_after_the_connection_drops(self):
+        # A second, slow client keeps the lockstep world from racing to its time limit
+        # while the first one is away.
+        s = self.serve("--scenario", "foraging", "--agents", "2", "--seed", "1")
+        other = Client(s.address, agent="agent_002")
+        t = threading.Thread(target=other.run, args=(lambda obs: time.sleep(0.005),), daemon=True)
+        t.start()
+        c = Client(s.address, agent="agent_001", backoff=0.05)
+        f = forager.Forager()
+        cuts = []
+
+        def agent(obs):
+            if obs.tick in (5, 40) and obs.tick not in cuts:
+                cuts.append(obs.tick)
+                c._session.sock.shutdown(2)  # the connection goes away mid-episode
+            return f.decide(obs)
+
+        end = c.run(agent)
+        self.assertEqual(cuts, [5, 40])
+        self.assertEqual(c._reconnects, 2)
+        mine = [a for a in end.results["agents"] if a["id"] == "agent_001"][0]
+        self.assertGreaterEqual(mine["metrics"]["resources_collected"], 5, end)
+        t.join(5)
+
+    def test_server_gone_gives_up(self):
+        s = self.serve("--scenario", "foraging", "--agents", "1", "--ticks", "1000")
+        c = Client(s.address, backoff=0.02, max_reconnects=2)
+
+        def agent(obs):
+            if obs.tick == 2:
+                s.proc.kill()
+            return Decision.idle()
+
+        with self.assertRaises(ConnectionLost):
+            c.run(agent)
+
+
+if __name__ == "__main__":
+    unittest.main()
