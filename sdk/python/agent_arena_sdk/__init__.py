@@ -19,11 +19,14 @@ from .types import (ActionResult, Decision, Entity, Message, Observation, QueryR
 __version__ = VERSION
 __all__ = ["Decision", "Observation", "Record", "Entity", "Recipe", "Message", "ActionResult", "QueryResult", "Vec3",
            "Client", "ArenaError", "ConnectionLost", "connect", "run", "query", "current_client",
-           "ArenaParallelEnv"]
+           "ArenaParallelEnv", "LLMAgent"]
 
 
 def __getattr__(name):
     if name == "ArenaParallelEnv":
         from .env import ArenaParallelEnv
         return ArenaParallelEnv
+    if name == "LLMAgent":
+        from .llm import LLMAgent
+        return LLMAgent
     raise AttributeError(name)
