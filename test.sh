@@ -40,6 +40,9 @@ if command -v gcc >/dev/null 2>&1; then
   CGO_ENABLED=1 go test -count=1 -race ./...
 fi
 
+echo "== render tests (they open a window: under Xvfb)"
+xvfb-run -a go test -count=1 -tags xvfb -run Render ./render/
+
 echo "== fuzz smoke (decoders)"
 go test -run '^$' -fuzz '^FuzzParse$' -fuzztime 10s ./scenarios
 go test -run '^$' -fuzz '^FuzzValidate$' -fuzztime 10s ./tools

@@ -281,42 +281,13 @@ func (s *Server) control(c *ipc.Conn, m *ipc.Control) {
 // events, private ones included (spectators are trusted; with tokens they
 // need one).
 func (s *Server) frame() ipc.Frame {
-	w := s.w
-	f := ipc.Frame{Type: "frame", Episode: s.episode, Tick: w.Tick(), Paused: s.paused, TeamScores: w.TeamScores(), Events: s.events}
-	for _, a := range w.Agents() {
-		// The agent's own state only: a full observation (perception and all)
-		// per agent per tick would cost more than the frame is worth.
-		score, _ := w.Score(a)
-		f.Agents = append(f.Agents, ipc.FrameAgent{ID: a.ID, Team: a.Team, Position: a.Pos, Facing: a.Facing,
-			Health: a.Health, Alive: a.Alive, Score: score, Action: a.Action()})
-	}
-	for _, r := range w.Resources() {
-		f.Entities = append(f.Entities, ipc.FrameEntity{Name: r.Name, Type: "resource", Kind: r.ResourceType, Position: r.Pos, Available: !r.Collected})
-	}
-	for _, st := range w.Stations() {
-		f.Entities = append(f.Entities, ipc.FrameEntity{Name: st.Name, Type: "station", Kind: st.StationType, Position: st.Pos, InUse: st.InUseBy != "", Owner: st.InUseBy})
-	}
-	for _, h := range w.Hazards() {
-		f.Entities = append(f.Entities, ipc.FrameEntity{Name: h.Name, Type: "hazard", Kind: h.HazardType, Position: h.Pos, Size: []float64{h.Radius}})
-	}
-	for _, p := range w.CapturePoints() {
-		f.Entities = append(f.Entities, ipc.FrameEntity{Name: p.Name, Type: "capture_point", Position: p.Pos, Size: []float64{p.Radius}, Owner: p.Owner, Progress: p.Progress})
-	}
+	f := ipc.WorldFrame(s.w)
+	f.Episode, f.Paused, f.Events = s.episode, s.paused, s.events
 	return f
 }
 
 // staticEntities are what a spectator is sent once: the obstacles.
-func (s *Server) staticEntities() []ipc.FrameEntity {
-	var out []ipc.FrameEntity
-	for _, o := range s.w.Obstacles() {
-		size := []float64{o.Radius}
-		if o.Shape == "box" {
-			size = []float64{o.SizeX / 2, o.SizeZ / 2}
-		}
-		out = append(out, ipc.FrameEntity{Name: o.Name, Type: "obstacle", Kind: o.ObstacleType, Position: o.Pos, Size: size})
-	}
-	return out
-}
+func (s *Server) staticEntities() []ipc.FrameEntity { return ipc.StaticEntities(s.w) }
 
 // sendFrame sends one spectator f. Its first frame also carries the static
 // entities and is queued, so that it is never replaced by a newer one.

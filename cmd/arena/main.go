@@ -6,6 +6,7 @@
 //	arena serve --scenario foraging [--listen unix:PATH]... [--mode lockstep|realtime]
 //	arena eval --scenario foraging --episodes 200 [--parallel P] [--out DIR]
 //	arena replay DIR/replay.jsonl [--verify]
+//	arena view DIR/replay.jsonl | arena view --connect unix:PATH
 //	arena scenarios
 //	arena tools [--scenario S] [--format text|json|openai]
 package main
@@ -42,6 +43,9 @@ Usage:
   arena replay FILE [--verify] [--quiet]
       Re-simulate a replay headless and print what happened; --verify checks the
       state hash at every tick and names the first tick that differs.
+  arena view FILE | arena view --connect unix:PATH|tcp:HOST:PORT [--token T]
+      Watch a replay, or join a running server as a spectator, in a window:
+      pause, step, speed, pan, zoom and inspect agents (docs/viewer.md).
   arena scenarios
       List the built-in scenarios.
   arena tools [--scenario NAME|FILE] [--format text|json|openai]
@@ -83,6 +87,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdEval(ctx, args[1:], stdout, stderr)
 	case "replay":
 		return cmdReplay(ctx, args[1:], stdout, stderr)
+	case "view":
+		return cmdView(ctx, args[1:], stdout, stderr)
 	case "serve":
 		return cmdServe(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":

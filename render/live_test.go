@@ -1,0 +1,73 @@
+package render
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/arena-sim/arena/ipc"
+	"github.com/arena-sim/arena/scenarios"
+	"github.com/arena-sim/arena/server"
+)
+
+// waitFrame polls src until a frame satisfies ok, or fails the test.
+func waitFrame(t *testing.T, src *LiveSource, what string, ok func(ipc.Frame) bool) ipc.Frame {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, f := range src.Poll() {
+			if ok(f) {
+				return f
+			}
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	t.Fatalf("no frame %s within 10s (source error: %v)", what, src.Err())
+	return ipc.Frame{}
+}
+
+func TestLiveSource(t *testing.T) {
+	sc, err := scenarios.Load("foraging")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Options{Scenario: sc, Seed: 5, Agents: 2, Bots: 2, Ticks: 400, Mode: "realtime", TickRate: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := "unix:" + filepath.Join(t.TempDir(), "arena.sock")
+	l, err := ipc.Listen(context.Background(), addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go srv.Serve(ctx, l)
+
+	src, err := Connect(ctx, addr, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	if src.Welcome.Scenario != "foraging" {
+		t.Fatalf("welcome for %q", src.Welcome.Scenario)
+	}
+	var m Model
+	first := waitFrame(t, src, "with agents", func(f ipc.Frame) bool { m.Apply(f); return len(f.Agents) == 2 })
+	if len(m.Static) == 0 && countType(first.Entities, "resource") == 0 {
+		t.Fatalf("first frame without entities: %+v", first)
+	}
+	if err := src.Control("pause", 0); err != nil {
+		t.Fatal(err)
+	}
+	paused := waitFrame(t, src, "paused", func(f ipc.Frame) bool { return f.Paused })
+	if err := src.Control("step", 1); err != nil {
+		t.Fatal(err)
+	}
+	waitFrame(t, src, "one tick later", func(f ipc.Frame) bool { return f.Tick == paused.Tick+1 && f.Paused })
+	if err := src.Control("resume", 0); err != nil {
+		t.Fatal(err)
+	}
+	waitFrame(t, src, "playing", func(f ipc.Frame) bool { return !f.Paused && f.Tick > paused.Tick+1 })
+}

@@ -1,0 +1,273 @@
+package render
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/arena-sim/arena/engine"
+	"github.com/arena-sim/arena/eval"
+	"github.com/arena-sim/arena/ipc"
+	"github.com/arena-sim/arena/scenarios"
+	"github.com/arena-sim/arena/world"
+)
+
+func testFrame(tick int) ipc.Frame {
+	return ipc.Frame{Type: "frame", Episode: 1, Tick: tick,
+		Agents: []ipc.FrameAgent{
+			{ID: "a1", Team: "red", Position: world.Vec3{0, 0, 0}, Health: 100, Alive: true, Score: 2,
+				Action: world.ActionStatus{Tool: "move_to", Status: "in_progress", Path: []world.Vec3{{3, 0, 4}}}},
+			{ID: "a2", Team: "blue", Position: world.Vec3{10, 0, 5}, Health: 40, Alive: true},
+		},
+		Entities: []ipc.FrameEntity{
+			{Name: "r1", Type: "resource", Kind: "wood", Position: world.Vec3{5, 0, 5}, Available: true},
+			{Name: "s1", Type: "station", Kind: "anvil", Position: world.Vec3{-5, 0, -5}, InUse: true, Owner: "a1"},
+		},
+		Events: []world.Event{{Tick: tick - 1, Type: "collected", Source: "world", Agent: "a1"}},
+	}
+}
+
+func TestApplyKeepsObstaclesAndEvents(t *testing.T) {
+	var m Model
+	f := testFrame(1)
+	f.Entities = append(f.Entities, ipc.FrameEntity{Name: "rock", Type: "obstacle", Position: world.Vec3{20, 0, 20}, Size: []float64{1}})
+	m.Apply(f)
+	if len(m.Static) != 1 || len(m.Entities) != 2 || len(m.Agents) != 2 || m.Tick != 1 {
+		t.Fatalf("after the first frame: static %d entities %d agents %d tick %d", len(m.Static), len(m.Entities), len(m.Agents), m.Tick)
+	}
+	for tick := 2; tick < 2+MaxEvents; tick++ {
+		m.Apply(testFrame(tick))
+	}
+	if len(m.Static) != 1 {
+		t.Fatalf("obstacles lost: %d", len(m.Static))
+	}
+	if len(m.Events) != MaxEvents || m.Events[len(m.Events)-1].Tick != MaxEvents {
+		t.Fatalf("events: %d, last at tick %d", len(m.Events), m.Events[len(m.Events)-1].Tick)
+	}
+	// A seek backwards restarts the log; a new episode drops the obstacles.
+	m.Apply(testFrame(5))
+	if len(m.Events) != 1 {
+		t.Fatalf("after a seek back: %d events", len(m.Events))
+	}
+	f = testFrame(1)
+	f.Episode = 2
+	m.Apply(f)
+	if len(m.Static) != 0 || m.Episode != 2 {
+		t.Fatalf("new episode kept %d obstacles", len(m.Static))
+	}
+}
+
+func TestCamera(t *testing.T) {
+	c := Camera{W: 800, H: 600}
+	c.Fit(world.Bounds{MinX: -10, MinZ: -5, MaxX: 30, MaxZ: 25})
+	if c.Scale != 20 || c.CenterX != 10 || c.CenterZ != 10 {
+		t.Fatalf("fit: %+v", c)
+	}
+	sx, sy := c.WorldToScreen(-10, 10)
+	if sx != 0 || sy != 300 {
+		t.Fatalf("(-10, 10) at (%v, %v), want (0, 300)", sx, sy)
+	}
+	for _, p := range [][2]float64{{0, 0}, {3.5, -7.25}, {30, 25}} {
+		x, z := c.ScreenToWorld(c.WorldToScreen(p[0], p[1]))
+		if math.Abs(x-p[0]) > 1e-9 || math.Abs(z-p[1]) > 1e-9 {
+			t.Fatalf("round trip of %v gave (%v, %v)", p, x, z)
+		}
+	}
+	// Zooming keeps the point under the cursor.
+	x0, z0 := c.ScreenToWorld(123, 456)
+	c.ZoomAt(123, 456, 1.7)
+	if x1, z1 := c.ScreenToWorld(123, 456); math.Abs(x1-x0) > 1e-9 || math.Abs(z1-z0) > 1e-9 || c.Scale != 34 {
+		t.Fatalf("zoom moved the point from (%v, %v) to (%v, %v); scale %v", x0, z0, x1, z1, c.Scale)
+	}
+	c.ZoomAt(0, 0, 1e9)
+	if c.Scale != MaxScale {
+		t.Fatalf("zoom not clamped: %v", c.Scale)
+	}
+	// A drag moves the world with the mouse.
+	c = Camera{W: 800, H: 600, Scale: 10}
+	bx, by := c.WorldToScreen(1, 1)
+	c.Pan(30, -20)
+	if ax, ay := c.WorldToScreen(1, 1); ax != bx+30 || ay != by-20 {
+		t.Fatalf("pan: (%v, %v) → (%v, %v)", bx, by, ax, ay)
+	}
+}
+
+func TestPickAndInspector(t *testing.T) {
+	var m Model
+	m.Apply(testFrame(3))
+	c := Camera{W: 800, H: 600, Scale: 10}
+	sx, sy := c.WorldToScreen(10, 5)
+	if got := m.Pick(&c, sx+3, sy-2); got != "a2" {
+		t.Fatalf("pick near a2: %q", got)
+	}
+	if got := m.Pick(&c, sx+40, sy); got != "" {
+		t.Fatalf("pick in empty space: %q", got)
+	}
+	// Zoomed far out, a click within PickPixels still picks.
+	c.Scale = 1
+	sx, sy = c.WorldToScreen(0, 0)
+	if got := m.Pick(&c, sx, sy-(PickPixels-1)); got != "a1" {
+		t.Fatalf("pick at low zoom: %q", got)
+	}
+	if m.Inspector() != nil {
+		t.Fatal("inspector without a selection")
+	}
+	m.Selected = "a1"
+	text := strings.Join(m.Inspector(), "\n")
+	for _, want := range []string{"agent a1 (team red)", "health 100", "score 2.0", "move_to in_progress", "t2 collected"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("inspector lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+func TestGameCommands(t *testing.T) {
+	var m Model
+	m.Apply(testFrame(1))
+	src := &ReplaySource{Frames: []ipc.Frame{testFrame(0), testFrame(1), testFrame(2), testFrame(3)}, TicksPerUpdate: 1, speed: 1, sent: -1}
+	g := NewGame(src)
+	g.Layout(800, 600)
+	g.Pump()
+	if g.Model.Tick != 0 || len(g.Model.Agents) != 2 || g.Camera.Scale == 10 {
+		t.Fatalf("first pump: tick %d, camera %+v", g.Model.Tick, g.Camera)
+	}
+	g.TogglePause()
+	g.Pump()
+	if !g.Paused() || g.Model.Tick != 0 {
+		t.Fatalf("paused: %v tick %d", g.Paused(), g.Model.Tick)
+	}
+	g.Step()
+	g.Pump()
+	if g.Model.Tick != 1 {
+		t.Fatalf("after a step: tick %d", g.Model.Tick)
+	}
+	g.Faster()
+	if g.Speed() != 2 || src.Speed() != 2 {
+		t.Fatalf("speed %v, source %v", g.Speed(), src.Speed())
+	}
+	g.TogglePause()
+	g.Pump()
+	if g.Paused() || g.Model.Tick != 3 { // two ticks per update at speed 2
+		t.Fatalf("resumed: paused %v tick %d", g.Paused(), g.Model.Tick)
+	}
+	sx, sy := g.Camera.WorldToScreen(10, 5)
+	g.Click(sx, sy)
+	if g.Model.Selected != "a2" {
+		t.Fatalf("click selected %q", g.Model.Selected)
+	}
+	if hud := strings.Join(g.HUD(), "\n"); !strings.Contains(hud, "tick 3") || !strings.Contains(hud, "speed x2") {
+		t.Fatalf("HUD: %s", hud)
+	}
+}
+
+// recorder journals episodes to a folder, as arena run does.
+type recorder struct {
+	dir string
+	sc  *scenarios.Scenario
+}
+
+func (r recorder) Begin(ep int, w *world.World) (*engine.Journal, error) {
+	var ids []string
+	for _, a := range w.Agents() {
+		ids = append(ids, a.ID)
+	}
+	return engine.CreateJournal(filepath.Join(r.dir, "replay.jsonl"), engine.JournalHeader{
+		Scenario: r.sc.Name, ScenarioFile: json.RawMessage(r.sc.Raw), Seed: w.Seed(), Episode: ep, Agents: ids, Variables: w.Variables(),
+		DecisionPeriod: r.sc.Limits.DecisionPeriod, TimeLimit: w.Objective().TimeLimit, InitialHash: world.FormatHash(w.StateHash()),
+	})
+}
+
+func (r recorder) End(ep int, w *world.World, j *engine.Journal, res *engine.Results, err error) error {
+	if res != nil {
+		if err := j.WriteEnd(res); err != nil {
+			return err
+		}
+	}
+	return j.Close()
+}
+
+func TestReplaySource(t *testing.T) {
+	sc, err := scenarios.Load("foraging")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	const ticks = 40
+	if _, err := eval.Episode(context.Background(), eval.Config{Scenario: sc, Seed: 3, Ticks: ticks, Recorder: recorder{dir, sc}}, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(dir, "replay.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rep, err := engine.ReadReplay(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := rep.Header
+	w, err := sc.NewWorld(scenarios.Options{Seed: h.Seed, Agents: len(h.Agents), Ticks: h.TimeLimit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := NewReplaySource(context.Background(), rep, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(src.Frames) != len(rep.Ticks)+1 {
+		t.Fatalf("%d frames for %d ticks", len(src.Frames), len(rep.Ticks))
+	}
+	moved := false
+	for i, fr := range src.Frames {
+		if fr.Tick != i || len(fr.Agents) != len(h.Agents) || fr.Episode != 1 {
+			t.Fatalf("frame %d: tick %d, %d agents, episode %d", i, fr.Tick, len(fr.Agents), fr.Episode)
+		}
+		if i > 0 && fr.Agents[0].Position != src.Frames[0].Agents[0].Position {
+			moved = true
+		}
+	}
+	if !moved {
+		t.Error("the first agent never moved in the replay")
+	}
+	// The frames hold what the live world held: the resources of the
+	// scenario, and the obstacles once.
+	last := src.Frames[len(src.Frames)-1]
+	if res := w.Resources(); len(res) == 0 || countType(last.Entities, "resource") != len(res) {
+		t.Fatalf("last frame has %d resources, the world %d", countType(last.Entities, "resource"), len(w.Resources()))
+	}
+	var m Model
+	for _, fr := range src.Poll() {
+		m.Apply(fr)
+	}
+	if m.Tick != 0 || len(m.Static) != len(w.Obstacles()) {
+		t.Fatalf("first poll: tick %d, %d obstacles of %d", m.Tick, len(m.Static), len(w.Obstacles()))
+	}
+	// Seeking forwards hands out every skipped tick's events; backwards, one frame.
+	src.Seek(25)
+	src.Control("pause", 0)
+	frames := src.Poll()
+	if len(frames) != 25 || frames[len(frames)-1].Tick != 25 || !frames[len(frames)-1].Paused {
+		t.Fatalf("seek to 25: %d frames", len(frames))
+	}
+	src.Seek(10)
+	if frames := src.Poll(); len(frames) != 1 || frames[0].Tick != 10 || countType(frames[0].Entities, "obstacle") != len(w.Obstacles()) {
+		t.Fatalf("seek back to 10: %d frames", len(frames))
+	}
+	if err := src.Control("speed", 1000); err == nil {
+		t.Error("speed 1000 accepted")
+	}
+}
+
+func countType(es []ipc.FrameEntity, typ string) int {
+	n := 0
+	for _, e := range es {
+		if e.Type == typ {
+			n++
+		}
+	}
+	return n
+}
