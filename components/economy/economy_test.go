@@ -2,7 +2,6 @@ package economy_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"testing"
 
 	"github.com/arena-sim/arena/components/economy"
@@ -26,17 +25,10 @@ func newEnv(t *testing.T, n int, config string, vars map[string]any) *env {
 	t.Helper()
 	e, err := economy.New(json.RawMessage(config))
 	require.NoError(t, err)
-	cfg := testutil.Config()
-	cfg.Agents = nil
-	for i := range n {
-		cfg.Agents = append(cfg.Agents, world.AgentSpec{ID: fmt.Sprintf("a%d", i+1), X: float64(i%6)*2 - 6, Z: float64(i/6)*2 + 4})
-	}
-	cfg.Objective.SuccessMetrics = map[string]world.MetricTarget{"economy.balance": {Target: 1}}
-	cfg.Components = []world.Component{e}
-	cfg.Variables = vars
-	w := testutil.World(t, cfg)
-	reg, err := tools.ForWorld(w)
-	require.NoError(t, err)
+	w, reg := testutil.ComponentWorld(t, n, e, func(cfg *world.Config) {
+		cfg.Objective.SuccessMetrics = map[string]world.MetricTarget{"economy.balance": {Target: 1}}
+		cfg.Variables = vars
+	})
 	return &env{t: t, w: w, e: e, reg: reg}
 }
 

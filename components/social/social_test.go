@@ -22,17 +22,9 @@ type env struct {
 
 func newEnv(t *testing.T, n int, config string) *env {
 	t.Helper()
-	cfg := testutil.Config()
-	cfg.Agents = nil
-	for i := 1; i <= n; i++ {
-		cfg.Agents = append(cfg.Agents, world.AgentSpec{ID: fmt.Sprintf("a%d", i), X: float64(i) - 10, Z: 10})
-	}
 	s, err := New([]byte(config))
 	require.NoError(t, err)
-	cfg.Components = []world.Component{s}
-	w := testutil.World(t, cfg)
-	reg, err := tools.ForWorld(w)
-	require.NoError(t, err)
+	w, reg := testutil.ComponentWorld(t, n, s, nil)
 	return &env{t: t, w: w, reg: reg, s: s}
 }
 
