@@ -104,3 +104,18 @@ func newFlags(name string, out io.Writer) *flag.FlagSet {
 	fs.SetOutput(out)
 	return fs
 }
+
+// parseInterspersed parses flags that may come before or after the
+// positional arguments (arena replay FILE --verify), and returns those.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos, args = append(pos, fs.Arg(0)), fs.Args()[1:]
+	}
+}

@@ -19,17 +19,9 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := newFlags("replay", stderr)
 	verify := fs.Bool("verify", false, "check the state hash at every tick and fail at the first divergent one")
 	quiet := fs.Bool("quiet", false, "print only the summary, not every tick")
-	// Flags may come after the file too: arena replay FILE --verify.
-	var files []string
-	rest := args
-	for {
-		if err := fs.Parse(rest); err != nil {
-			return err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		files, rest = append(files, fs.Arg(0)), fs.Args()[1:]
+	files, err := parseInterspersed(fs, args) // arena CMD FILE --flag works too
+	if err != nil {
+		return err
 	}
 	if len(files) != 1 {
 		return errors.New("replay: want one replay file (DIR/replay.jsonl)")

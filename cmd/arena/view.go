@@ -19,17 +19,9 @@ func cmdView(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	token := fs.String("token", "", "the spectators' token, when the server has a tokens file")
 	width := fs.Int("width", 1280, "window width in pixels")
 	height := fs.Int("height", 800, "window height in pixels")
-	// Flags may come after the file too: arena view FILE --width 800.
-	var files []string
-	rest := args
-	for {
-		if err := fs.Parse(rest); err != nil {
-			return err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		files, rest = append(files, fs.Arg(0)), fs.Args()[1:]
+	files, err := parseInterspersed(fs, args) // arena CMD FILE --flag works too
+	if err != nil {
+		return err
 	}
 	var (
 		src   render.Source
