@@ -26,7 +26,7 @@ import (
 const usage = `Arena: a tick server where AI agents live in a shared world and act through tools.
 
 Usage:
-  arena run --scenario NAME|FILE [--agents N] [--seed S] [--ticks T] [--episodes N] [--out DIR] [--quiet]
+  arena run --scenario NAME|FILE [--agents N] [--seed S] [--ticks T] [--episodes N] [--out DIR] [--quiet] [--view]
       Run a scenario headless with built-in agents, as fast as possible; print a
       results table and write DIR/results.json and DIR/replay.jsonl (with several
       episodes: DIR/episode-NNNN/..., and DIR/report.json, episodes.csv, episodes.json).

@@ -217,3 +217,19 @@ func TestRunWithSeveralEpisodes(t *testing.T) {
 	_, err = os.Stat(filepath.Join(dir, "report.json"))
 	require.NoError(t, err)
 }
+
+func TestRunViewShowsTheRunsReplay(t *testing.T) {
+	var shown []string
+	saved := viewReplay
+	viewReplay = func(_ context.Context, path string, _, _ int) error {
+		shown = append(shown, path)
+		rep := readReplay(t, path)
+		require.False(t, rep.Truncated, "the run is over before the viewer opens")
+		return nil
+	}
+	defer func() { viewReplay = saved }()
+	dir := t.TempDir()
+	_, _, err := arena(t, "run", "--scenario", "foraging", "--ticks", "30", "--episodes", "2", "--out", dir, "--quiet", "--view")
+	require.NoError(t, err)
+	require.Equal(t, []string{filepath.Join(dir, "episode-0002", replayFile)}, shown)
+}

@@ -24,6 +24,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	episodes := fs.Int("episodes", 1, "episodes to run one after the other")
 	out := fs.String("out", "", "output folder for results.json and replay.jsonl (default runs/SCENARIO-seedS)")
 	quiet := fs.Bool("quiet", false, "print only the results table")
+	view := fs.Bool("view", false, "when the run is over, show its (last) episode's replay in the viewer (needs a display)")
 	agentKind := fs.String("agent", "builtin", "who plays every agent: builtin (the scenario's bot) or llm (a language model, see docs/llm.md)")
 	var lf llmFlags
 	lf.register(fs)
@@ -89,6 +90,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return err
 		}
 		printReport(stdout, rep)
+	}
+	if *view && len(all) > 0 {
+		return viewReplay(ctx, filepath.Join(rec.episodeDir(len(all)), replayFile), 1280, 800)
 	}
 	return nil
 }

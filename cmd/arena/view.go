@@ -36,28 +36,39 @@ func cmdView(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		defer live.Close()
 		src, title = live, fmt.Sprintf("arena view: %s on %s", live.Welcome.Scenario, *connect)
 	case *connect == "" && len(files) == 1:
-		f, err := os.Open(files[0])
-		if err != nil {
-			return fmt.Errorf("view: %w", err)
-		}
-		rep, err := engine.ReadReplay(f)
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("view %s: %w", files[0], err)
-		}
-		w, err := replayWorld(rep.Header)
-		if err != nil {
-			return fmt.Errorf("view %s: %w", files[0], err)
-		}
-		rs, err := render.NewReplaySource(ctx, rep, w)
-		if err != nil {
-			return fmt.Errorf("view %s: %w", files[0], err)
-		}
-		src, title = rs, fmt.Sprintf("arena view: %s seed %d (%s)", rep.Header.Scenario, rep.Header.Seed, files[0])
+		return viewReplay(ctx, files[0], *width, *height)
 	default:
 		return errors.New("view: want one replay file (DIR/replay.jsonl) or --connect ADDRESS: one of the two")
 	}
-	ebiten.SetWindowSize(*width, *height)
+	return show(src, title, *width, *height)
+}
+
+// viewReplay opens the viewer on a replay file. A variable, so that tests of
+// `arena run --view` need no display.
+var viewReplay = func(ctx context.Context, path string, width, height int) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("view: %w", err)
+	}
+	rep, err := engine.ReadReplay(f)
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("view %s: %w", path, err)
+	}
+	w, err := replayWorld(rep.Header)
+	if err != nil {
+		return fmt.Errorf("view %s: %w", path, err)
+	}
+	rs, err := render.NewReplaySource(ctx, rep, w)
+	if err != nil {
+		return fmt.Errorf("view %s: %w", path, err)
+	}
+	return show(rs, fmt.Sprintf("arena view: %s seed %d (%s)", rep.Header.Scenario, rep.Header.Seed, path), width, height)
+}
+
+// show runs the viewer window on a source until it is closed.
+func show(src render.Source, title string, width, height int) error {
+	ebiten.SetWindowSize(width, height)
 	ebiten.SetWindowTitle(title)
 	ebiten.SetWindowResizingMode(ebiten.WindowResizingModeEnabled)
 	g := render.NewGame(src)
