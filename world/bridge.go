@@ -174,7 +174,17 @@ func (w *World) SetVariable(name string, value any) error {
 		w.variables = map[string]any{}
 	}
 	w.variables[name] = value
+	w.varsView, w.varsText = nil, ""
 	return nil
+}
+
+// variablesView returns the variables as observations show them, and their
+// text, rebuilt only after a change and shared between observations.
+func (w *World) variablesView() (map[string]any, string) {
+	if w.varsView == nil && len(w.variables) > 0 {
+		w.varsView, w.varsText = maps.Clone(w.variables), w.variablesText()
+	}
+	return w.varsView, w.varsText
 }
 
 // variablesText renders the variables for language models.

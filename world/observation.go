@@ -43,7 +43,8 @@ type Observation struct {
 	// see and did not cause itself (at most the 20 newest).
 	Events []EventView `json:"events,omitempty"`
 	// Variables are the scenario variables, with VariablesText rendering
-	// them for language models.
+	// them for language models. Shared between observations: read it, do
+	// not modify it.
 	Variables     map[string]any `json:"variables,omitempty"`
 	VariablesText string         `json:"variables_text,omitempty"`
 

@@ -432,11 +432,7 @@ func (w *World) ObserveInto(a *Agent, obs *Observation) {
 	if len(obs.Events) == 0 {
 		obs.Events = nil
 	}
-	if len(w.variables) > 0 {
-		obs.Variables, obs.VariablesText = w.Variables(), w.variablesText()
-	} else {
-		obs.Variables, obs.VariablesText = nil, ""
-	}
+	obs.Variables, obs.VariablesText = w.variablesView()
 }
 
 // roster returns the ids of the living agents, rebuilt only when one dies.

@@ -47,12 +47,16 @@ type World struct {
 	planner   *nav.Planner
 	space     *resolv.Space
 
-	outbox     []pendingMessage
-	events     []Event
-	spareEv    []Event
-	bridge     bridge
-	schedule   []ScheduledEvent
-	variables  map[string]any
+	outbox    []pendingMessage
+	events    []Event
+	spareEv   []Event
+	bridge    bridge
+	schedule  []ScheduledEvent
+	variables map[string]any
+	// varsView and varsText are what observations show of the variables:
+	// built once per change and shared by every observation (read-only).
+	varsView   map[string]any
+	varsText   string
 	rng        *streams
 	components []Component
 	capture    *captureGame // nil without capture rules

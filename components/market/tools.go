@@ -110,30 +110,35 @@ func outcomeName(yes bool) string {
 	return "no"
 }
 
+// trade reads what buying and selling share, checked in the reference's
+// order: the outcome, the market, a positive quantity (the parameter named
+// qty), the market still open, and the caller's account.
+func (c *Component) trade(call *tools.Call, tool, qty string) (yes bool, i int, q float64, p *portfolio, res world.ActionResult, ok bool) {
+	if yes, res, ok = side(tool, call.String("outcome", "")); !ok {
+		return
+	}
+	if i, res, ok = c.lookup(tool, call.String("market_id", "")); !ok {
+		return
+	}
+	if q = call.Float(qty, 0); !(q > 0) || math.IsInf(q, 0) {
+		return yes, i, q, nil, world.Fail(tool, world.CodeInvalidParams, "%s must be positive, got %g", qty, q), false
+	}
+	if m := c.markets[i]; m.resolved {
+		return yes, i, q, nil, closed(tool, m), false
+	}
+	p, res, ok = c.account(tool, call.Agent)
+	return
+}
+
 // buy checks, in the reference's order, the outcome, the market, the amount
 // and the balance, then trades.
 func (c *Component) buy(call *tools.Call) world.ActionResult {
 	const tool = "buy_shares"
-	yes, res, ok := side(tool, call.String("outcome", ""))
-	if !ok {
-		return res
-	}
-	i, res, ok := c.lookup(tool, call.String("market_id", ""))
+	yes, i, amount, p, res, ok := c.trade(call, tool, "amount")
 	if !ok {
 		return res
 	}
 	m := c.markets[i]
-	amount := call.Float("amount", 0)
-	if !(amount > 0) || math.IsInf(amount, 0) {
-		return world.Fail(tool, world.CodeInvalidParams, "amount must be positive, got %g", amount)
-	}
-	if m.resolved {
-		return closed(tool, m)
-	}
-	p, res, ok := c.account(tool, call.Agent)
-	if !ok {
-		return res
-	}
 	if p.balance < amount {
 		res := world.Fail(tool, world.CodeNotAllowed, "insufficient balance: you have %.2f and asked to spend %g", Floor2(p.balance), amount)
 		res.Data = map[string]any{"balance": Floor2(p.balance)}
@@ -170,26 +175,11 @@ const sellSlack = 1e-9
 // trades.
 func (c *Component) sell(call *tools.Call) world.ActionResult {
 	const tool = "sell_shares"
-	yes, res, ok := side(tool, call.String("outcome", ""))
-	if !ok {
-		return res
-	}
-	i, res, ok := c.lookup(tool, call.String("market_id", ""))
+	yes, i, shares, p, res, ok := c.trade(call, tool, "shares")
 	if !ok {
 		return res
 	}
 	m := c.markets[i]
-	shares := call.Float("shares", 0)
-	if !(shares > 0) || math.IsInf(shares, 0) {
-		return world.Fail(tool, world.CodeInvalidParams, "shares must be positive, got %g", shares)
-	}
-	if m.resolved {
-		return closed(tool, m)
-	}
-	p, res, ok := c.account(tool, call.Agent)
-	if !ok {
-		return res
-	}
 	held := &p.no[i]
 	if yes {
 		held = &p.yes[i]
