@@ -49,8 +49,9 @@ type EventFormatter interface {
 }
 
 type bridgeEvent struct {
-	seq uint64
-	ev  Event
+	seq  uint64
+	ev   Event
+	text string // formatted once, on first delivery
 }
 
 type bridge struct {
@@ -85,12 +86,16 @@ func (w *World) digestInto(a *Agent, out []EventView) []EventView {
 	for start > 0 && b.events[start-1].seq > since {
 		start--
 	}
-	for _, be := range b.events[start:] {
+	for k := start; k < len(b.events); k++ {
+		be := &b.events[k]
 		e := be.ev
 		if e.Agent == a.ID || !e.VisibleTo(a.ID) {
 			continue
 		}
-		out = append(out, EventView{Tick: e.Tick, Source: e.Source, Type: e.Type, Agent: e.Agent, Text: w.formatEvent(e), Data: e.Data})
+		if be.text == "" {
+			be.text = w.formatEvent(e)
+		}
+		out = append(out, EventView{Tick: e.Tick, Source: e.Source, Type: e.Type, Agent: e.Agent, Text: be.text, Data: e.Data})
 	}
 	if len(out) > digestMax {
 		out = append(out[:0], out[len(out)-digestMax:]...)
