@@ -363,9 +363,8 @@ func (s *Server) Gather(ctx context.Context, tick int, obs []*world.Observation,
 		if sl.bot != nil {
 			sl.queries = 0
 			decisions[i] = sl.bot.Decide(ctx, o)
-			continue
 		}
-		s.Observed(tick, i, o) // unless the runner streamed it already
+		// Remote agents were sent theirs by Observed as it was built.
 	}
 	if s.opt.Mode == "lockstep" {
 		// The observations went out as they were built; the last one's
@@ -402,7 +401,7 @@ func (s *Server) Gather(ctx context.Context, tick int, obs []*world.Observation,
 // built. Its deadline starts then.
 func (s *Server) Observed(tick, i int, o *world.Observation) {
 	sl := s.order[i]
-	if sl.bot != nil || (sl.sentTick == tick && sl.obs == o) {
+	if sl.bot != nil {
 		return
 	}
 	sl.queries = 0
