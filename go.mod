@@ -8,6 +8,7 @@ require (
 	github.com/quasilyte/pathing v0.0.0-20231012081721-0370212e864a
 	github.com/solarlune/resolv v0.8.1
 	github.com/stretchr/testify v1.12.1
+	github.com/x448/float16 v0.8.4
 	gonum.org/v1/plot v0.15.2
 )
 
@@ -23,7 +24,6 @@ require (
 	github.com/ebitengine/purego v0.11.0 // indirect
 	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
 	github.com/pmezard/go-difflib v1.0.0 // indirect
-	github.com/x448/float16 v0.8.4 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/image v0.45.0 // indirect
 	golang.org/x/sync v0.22.0 // indirect

@@ -3,6 +3,7 @@ package ipcbench
 import (
 	"encoding/binary"
 	"errors"
+	"github.com/x448/float16"
 	"math"
 )
 
@@ -72,7 +73,7 @@ func (r *reader) number() (float64, error) {
 	case major == 1:
 		return -1 - float64(arg), nil
 	case major == 7 && ai == 25:
-		return halfToFloat(uint16(arg)), nil
+		return float64(float16.Frombits(uint16(arg)).Float32()), nil
 	case major == 7 && ai == 26:
 		return float64(math.Float32frombits(uint32(arg))), nil
 	case major == 7 && ai == 27:
@@ -118,24 +119,6 @@ func (r *reader) mapLen() (int, error) {
 		return 0, errCBOR
 	}
 	return int(n), nil
-}
-
-func halfToFloat(h uint16) float64 {
-	sign := 1.0
-	if h&0x8000 != 0 {
-		sign = -1
-	}
-	exp, frac := int(h>>10&0x1f), float64(h&0x3ff)
-	switch exp {
-	case 0:
-		return sign * math.Ldexp(frac, -24)
-	case 31:
-		if frac == 0 {
-			return sign * math.Inf(1)
-		}
-		return math.NaN()
-	}
-	return sign * math.Ldexp(1+frac/1024, exp-15)
 }
 
 // parseHead reads a server message's type and tick and, in an observation,
