@@ -126,3 +126,26 @@ type Series struct {
 type Documenter interface {
 	Documents() map[string][]byte
 }
+
+// Spectated is implemented by components with a panel for spectators (the
+// viewer's component panels): what a person watching needs to follow the
+// component at a glance. Spectators are trusted, so a panel may show hidden
+// information (roles, night actions), marked as hidden; panels never reach
+// agents.
+type Spectated interface {
+	Panel(w *World) Panel
+}
+
+// Panel is a component's summary for spectators: a title and a few short
+// lines of text (at most PanelLines, each at most PanelWidth characters).
+type Panel struct {
+	Name  string   `json:"name"` // the component's name
+	Title string   `json:"title"`
+	Lines []string `json:"lines"`
+}
+
+// Panel size limits: the viewer draws panels with a fixed-width font.
+const (
+	PanelLines = 14
+	PanelWidth = 60
+)
