@@ -74,6 +74,11 @@ type Runner struct {
 	// Record fills every tick's record (decisions and state hash) for OnTick
 	// even without a journal.
 	Record bool
+	// OnObserve, when set, is called at every decision point once every
+	// living agent's observation is built (nil for dead ones), before the
+	// decisions are gathered: viewers keep the one they inspect. The
+	// observations are reused by the next decision point; copy what you keep.
+	OnObserve func(tick int, obs []*world.Observation)
 
 	obs       map[string]*world.Observation
 	obsList   []*world.Observation
@@ -187,6 +192,9 @@ func (r *Runner) step(ctx context.Context, period int) (TickRecord, error) {
 			}
 		}
 		r.obsList = obs
+		if r.OnObserve != nil {
+			r.OnObserve(tick, obs)
+		}
 		if err := g.Gather(ctx, tick, obs, decisions); err != nil {
 			return rec, fmt.Errorf("gather decisions at tick %d: %w", tick, err)
 		}

@@ -118,14 +118,24 @@ func (d *Divergence) Error() string {
 	return msg
 }
 
+// PlayOptions are the optional parts of Play.
+type PlayOptions struct {
+	// Verify checks the state hash at the start and after every tick; the
+	// first mismatch is returned as a *Divergence.
+	Verify bool
+	// OnTick, when set, is called after every tick with the tick's record as
+	// re-simulated.
+	OnTick func(TickRecord)
+	// OnObserve, when set, is the runner's OnObserve.
+	OnObserve func(tick int, obs []*world.Observation)
+}
+
 // Play re-simulates a replay on w, a world built afresh from its header's
 // scenario, seed and agents, applying the recorded decisions through the same
-// runner. It calls onTick (when set) after every tick with the tick's record
-// as re-simulated. With verify, the state hash is checked at the start and
-// after every tick, and the first mismatch is returned as a *Divergence.
-// Play stops after the last recorded tick and returns the re-simulation's
-// results (EndReason "stopped" when the replay was cut short).
-func Play(ctx context.Context, rep *Replay, w *world.World, verify bool, onTick func(TickRecord)) (*Results, error) {
+// runner. Play stops after the last recorded tick and returns the
+// re-simulation's results (EndReason "stopped" when the replay was cut short).
+func Play(ctx context.Context, rep *Replay, w *world.World, opt PlayOptions) (*Results, error) {
+	verify, onTick := opt.Verify, opt.OnTick
 	if got := world.FormatHash(w.StateHash()); verify && rep.Header.InitialHash != "" && got != rep.Header.InitialHash {
 		return nil, &Divergence{Tick: 0, Want: rep.Header.InitialHash, Got: got, DecisionDiff: "the initial state differs: another scenario file, seed or agent count"}
 	}
@@ -142,7 +152,7 @@ func Play(ctx context.Context, rep *Replay, w *world.World, verify bool, onTick 
 	defer cancel()
 	g := &replayGatherer{rep: rep}
 	var failure error
-	r := &Runner{World: w, Gatherer: g, DecisionPeriod: rep.Header.DecisionPeriod, MaxTicks: rep.Header.TimeLimit, Record: true}
+	r := &Runner{World: w, Gatherer: g, DecisionPeriod: rep.Header.DecisionPeriod, MaxTicks: rep.Header.TimeLimit, Record: true, OnObserve: opt.OnObserve}
 	r.OnTick = func(rec *TickRecord) {
 		got := *rec
 		i := got.Tick - rep.Header.firstTick()

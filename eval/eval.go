@@ -37,6 +37,9 @@ type Config struct {
 	// Progress, when set, is called after each finished episode, from one
 	// goroutine at a time.
 	Progress func(done, total int)
+	// Watch, when set, is given each episode's runner before it runs: a
+	// viewer hooks in (`arena run --view`).
+	Watch func(ctx context.Context, ep int, r *engine.Runner)
 }
 
 // Controllers gives every agent of w the scenario's built-in bot, seeded
@@ -81,6 +84,9 @@ func Episode(ctx context.Context, cfg Config, ep int, onTick func(*engine.TickRe
 	}
 	r := &engine.Runner{World: w, Controllers: ctrls, DecisionPeriod: sc.Limits.DecisionPeriod,
 		MaxTicks: w.Objective().TimeLimit, Journal: j, OnTick: onTick}
+	if cfg.Watch != nil {
+		cfg.Watch(ctx, ep, r)
+	}
 	res, err := r.Run(ctx)
 	if res != nil {
 		res.Episode = ep

@@ -53,11 +53,13 @@ type Bye struct {
 	Type string `cbor:"type"`
 }
 
-// Control is a spectator's request: pause, resume, step or speed.
+// Control is a spectator's request: pause, resume, step, speed, or inspect
+// (Agent: whose last observation later frames carry; "" for nobody).
 type Control struct {
 	Type    string  `cbor:"type"`
 	Command string  `cbor:"command"`
 	Value   float64 `cbor:"value,omitempty"`
+	Agent   string  `cbor:"agent,omitempty"`
 }
 
 // Server → client messages.
@@ -137,6 +139,41 @@ type Frame struct {
 	Agents     []FrameAgent   `cbor:"agents"`
 	Entities   []FrameEntity  `cbor:"entities,omitempty"`
 	Events     []world.Event  `cbor:"events,omitempty"`
+	// World describes the episode: in a spectator's first frame of each
+	// episode, with the obstacles.
+	World *FrameWorld `cbor:"world,omitempty"`
+	// Decisions are the decisions applied in the tick, with their results.
+	Decisions []engine.DecisionEntry `cbor:"decisions,omitempty"`
+	// Panels are the components' summaries for spectators.
+	Panels []world.Panel `cbor:"panels,omitempty"`
+	// Inspect is the last observation of the agent this spectator inspects.
+	Inspect *FrameInspect `cbor:"inspect,omitempty"`
+}
+
+// FrameWorld is what does not change during an episode.
+type FrameWorld struct {
+	Scenario string `cbor:"scenario"`
+	// Bounds are the ground's extent: min x, min z, max x, max z.
+	Bounds   [4]float64 `cbor:"bounds"`
+	TickRate float64    `cbor:"tick_rate"`
+	// Mode is how the episode is paced: lockstep or realtime for a server,
+	// local for an in-process run, replay for a replay.
+	Mode           string  `cbor:"mode"`
+	DecisionPeriod int     `cbor:"decision_period,omitempty"`
+	Perception     float64 `cbor:"perception_radius"`
+	// Terrain is the height field: Base plus, when given, a grid of heights
+	// laid evenly over Bounds (rows along z, columns along x).
+	TerrainBase    float64         `cbor:"terrain_base"`
+	TerrainHeights [][]float64     `cbor:"terrain_heights,omitempty"`
+	Objective      world.Objective `cbor:"objective"`
+}
+
+// FrameInspect is an agent's last observation: the one its last decision
+// answered (Tick is the observation's tick).
+type FrameInspect struct {
+	Agent       string          `cbor:"agent"`
+	Tick        int             `cbor:"tick"`
+	Observation cbor.RawMessage `cbor:"observation"`
 }
 
 // FrameAgent is one agent in a frame.
@@ -149,6 +186,10 @@ type FrameAgent struct {
 	Alive    bool               `cbor:"alive"`
 	Score    float64            `cbor:"score"`
 	Action   world.ActionStatus `cbor:"action"`
+	// Inventory is what the agent carries; Metrics, the values of the
+	// objective's metrics for it.
+	Inventory map[string]int     `cbor:"inventory,omitempty"`
+	Metrics   map[string]float64 `cbor:"metrics,omitempty"`
 }
 
 // FrameEntity is one non-agent entity in a frame.

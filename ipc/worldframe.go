@@ -1,19 +1,36 @@
 package ipc
 
-import "github.com/arena-sim/arena/world"
+import (
+	"maps"
+	"slices"
+
+	"github.com/arena-sim/arena/engine"
+	"github.com/arena-sim/arena/world"
+	"github.com/fxamacker/cbor/v2"
+)
 
 // WorldFrame is the world as spectators see it: every agent with its action,
-// and every entity but the obstacles (which never change; see
-// StaticEntities). Episode, Paused and Events are left to the caller: the
-// server and the viewer's replay source both build frames with it.
+// inventory and objective metrics, every entity but the obstacles (which
+// never change; see StaticEntities), and the components' panels. Episode,
+// Paused, Events, Decisions and World are left to the caller (or TickFrame):
+// the server, the viewer's replay source and an in-process run all build
+// frames with it.
 func WorldFrame(w *world.World) Frame {
 	f := Frame{Type: "frame", Tick: w.Tick(), TeamScores: w.TeamScores()}
 	for _, a := range w.Agents() {
 		// The agent's own state only: a full observation (perception and all)
-		// per agent per tick would cost more than the frame is worth.
+		// per agent per tick would cost more than the frame is worth; a
+		// spectator asks for the one agent it inspects (Inspection).
 		score, _ := w.Score(a)
-		f.Agents = append(f.Agents, FrameAgent{ID: a.ID, Team: a.Team, Position: a.Pos, Facing: a.Facing,
-			Health: a.Health, Alive: a.Alive, Score: score, Action: a.Action()})
+		fa := FrameAgent{ID: a.ID, Team: a.Team, Position: a.Pos, Facing: a.Facing,
+			Health: a.Health, Alive: a.Alive, Score: score, Action: a.Action(), Metrics: w.Progress(a)}
+		if len(a.Inventory) > 0 {
+			fa.Inventory = maps.Clone(a.Inventory)
+		}
+		if len(fa.Metrics) == 0 {
+			fa.Metrics = nil
+		}
+		f.Agents = append(f.Agents, fa)
 	}
 	for _, r := range w.Resources() {
 		f.Entities = append(f.Entities, FrameEntity{Name: r.Name, Type: "resource", Kind: r.ResourceType, Position: r.Pos, Available: !r.Collected})
@@ -27,7 +44,46 @@ func WorldFrame(w *world.World) Frame {
 	for _, p := range w.CapturePoints() {
 		f.Entities = append(f.Entities, FrameEntity{Name: p.Name, Type: "capture_point", Position: p.Pos, Size: []float64{p.Radius}, Owner: p.Owner, Progress: p.Progress})
 	}
+	for _, c := range w.Components() {
+		if s, ok := c.(world.Spectated); ok {
+			p := s.Panel(w)
+			p.Name = c.Name()
+			f.Panels = append(f.Panels, p)
+		}
+	}
 	return f
+}
+
+// TickFrame is WorldFrame after a tick: with the tick's events and the
+// decisions applied in it (present when the runner records them), copied
+// (the runner reuses its record's slices).
+func TickFrame(w *world.World, rec *engine.TickRecord) Frame {
+	f := WorldFrame(w)
+	f.Events, f.Decisions = slices.Clone(rec.Events), slices.Clone(rec.Decisions)
+	return f
+}
+
+// Describe is what a spectator is told once per episode about the world:
+// its scenario, extent, pace (mode: lockstep, realtime, local or replay),
+// perception radius, terrain and objective.
+func Describe(w *world.World, mode string, decisionPeriod int) *FrameWorld {
+	b, t := w.Bounds(), w.Terrain()
+	return &FrameWorld{Scenario: w.Name(), Bounds: [4]float64{b.MinX, b.MinZ, b.MaxX, b.MaxZ}, TickRate: w.TickRate(),
+		Mode: mode, DecisionPeriod: max(decisionPeriod, 1), Perception: w.Rules().PerceptionRadius,
+		TerrainBase: t.Base, TerrainHeights: t.Heights, Objective: w.Objective()}
+}
+
+// Inspection is an agent's observation as a frame carries it, encoded at
+// once (the runner reuses observations); nil for no observation.
+func Inspection(agent string, obs *world.Observation) *FrameInspect {
+	if obs == nil {
+		return nil
+	}
+	b, err := cbor.Marshal(obs)
+	if err != nil {
+		return nil // an observation always encodes: its fields are plain data
+	}
+	return &FrameInspect{Agent: agent, Tick: obs.Tick, Observation: b}
 }
 
 // StaticEntities are the entities a spectator is sent once per episode: the

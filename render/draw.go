@@ -2,35 +2,57 @@ package render
 
 import (
 	"fmt"
+	"image"
 	"image/color"
-	"maps"
 	"math"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/arena-sim/arena/ipc"
+	"github.com/arena-sim/arena/world"
 	"github.com/hajimehoshi/ebiten/v2"
 	"github.com/hajimehoshi/ebiten/v2/ebitenutil"
 	"github.com/hajimehoshi/ebiten/v2/vector"
 )
 
-// Colours: every colour the viewer draws with lives here.
+// Colours: every colour the viewer draws with lives here. Translucent ones
+// are color.NRGBA (not premultiplied).
 var (
-	ColBackground   = color.RGBA{0x1e, 0x22, 0x28, 0xff}
-	ColGrid         = color.RGBA{0x2a, 0x2f, 0x37, 0xff}
+	ColBackground = color.RGBA{0x1e, 0x22, 0x28, 0xff}
+	// The ground: flat, or shaded by height from ColGroundLow (the lowest
+	// point) to ColGroundHigh (the highest).
+	ColGround     = color.RGBA{0x2a, 0x2f, 0x2a, 0xff}
+	ColGroundLow  = color.RGBA{0x1c, 0x22, 0x1e, 0xff}
+	ColGroundHigh = color.RGBA{0x6e, 0x6a, 0x52, 0xff}
+	ColGrid       = color.NRGBA{0xff, 0xff, 0xff, 0x14}
+
 	ColObstacle     = color.RGBA{0x6b, 0x6f, 0x78, 0xff}
 	ColResource     = color.RGBA{0x3c, 0xc8, 0x5a, 0xff} // available; by type below
 	ColResourceGone = color.RGBA{0x3a, 0x4a, 0x3e, 0xff}
 	ColStation      = color.RGBA{0x4a, 0x90, 0xe2, 0xff}
 	ColStationInUse = color.RGBA{0xf5, 0xa6, 0x23, 0xff}
-	ColHazard       = color.RGBA{0xd0, 0x30, 0x30, 0x60}
+	ColHazard       = color.NRGBA{0xd0, 0x30, 0x30, 0x60}
 	ColCapture      = color.RGBA{0xc0, 0xc0, 0xc0, 0xff}
-	ColPath         = color.RGBA{0xff, 0xff, 0xff, 0x90}
+	ColPath         = color.NRGBA{0xff, 0xff, 0xff, 0x90}
+	ColPerception   = color.NRGBA{0xff, 0xff, 0xff, 0x60}
 	ColSelect       = color.RGBA{0xff, 0xff, 0x00, 0xff}
 	ColHealthBack   = color.RGBA{0x40, 0x10, 0x10, 0xff}
 	ColHealth       = color.RGBA{0x40, 0xe0, 0x40, 0xff}
 	ColDead         = color.RGBA{0x55, 0x55, 0x55, 0xff}
-	ColPanel        = color.RGBA{0x00, 0x00, 0x00, 0xb0}
+
+	ColLabel       = color.RGBA{0xe8, 0xe8, 0xe8, 0xff}
+	ColLabelShadow = color.RGBA{0x00, 0x00, 0x00, 0xff}
+	ColBubble      = color.RGBA{0xf4, 0xf1, 0xe6, 0xff}
+	ColBubbleText  = color.RGBA{0x1a, 0x1a, 0x1a, 0xff}
+
+	ColPanel       = color.NRGBA{0x00, 0x00, 0x00, 0xb0}
+	ColPanelBorder = color.NRGBA{0xff, 0xff, 0xff, 0x30}
+	ColPanelTitle  = color.RGBA{0xff, 0xd8, 0x60, 0xff}
+	ColTimeline    = color.RGBA{0x50, 0x55, 0x60, 0xff}
+	ColTimePlayed  = color.RGBA{0x4a, 0x90, 0xe2, 0xff}
+	ColTimeCursor  = color.RGBA{0xff, 0xff, 0xff, 0xff}
+
 	// TeamColours are given to teams in sorted order; agents without a
 	// team get NoTeam.
 	TeamColours = []color.RGBA{
@@ -46,6 +68,38 @@ var (
 		"wood": {0x8b, 0x5a, 0x2b, 0xff}, "stone": {0xa0, 0xa0, 0xb0, 0xff}, "food": {0x3c, 0xc8, 0x5a, 0xff},
 		"water": {0x30, 0x90, 0xff, 0xff}, "ore": {0xb0, 0x60, 0x30, 0xff}, "metal": {0xb0, 0x60, 0x30, 0xff},
 	}
+)
+
+// Layout, in pixels unless said otherwise.
+const (
+	charW, lineH = 6, 16 // the debug font's cell
+	panelPad     = 4     // inside a panel's box
+	panelGap     = 6     // between boxes
+	screenMargin = 8     // between boxes and the screen's edge
+	minPanelW    = 120
+
+	eventLogLines = 6  // events shown at the bottom left
+	bubbleChars   = 40 // a bubble's text is clipped to this many characters
+	bubblesShown  = 2  // an agent's newest bubble, and the one before stacked above
+	bubblePad     = 3
+	labelGap      = 3 // between a disc and its label
+
+	minAgentPx    = 4    // the smallest radius an agent is drawn with
+	minResourcePx = 3    // and a resource
+	minStationPx  = 5    // and half a station
+	resourceR     = 0.35 // metres
+	stationHalf   = 0.6  // metres
+	healthBarGap  = 6    // from the disc's top to the health bar's top
+	healthBarH    = 3
+	facingFrom    = 0.45 // the facing line runs from this fraction of the radius (the centre pixel keeps the team colour)
+	facingTo      = 1.6  // to this one
+
+	gridMetres = 5.0 // the grid's spacing, doubled until lines are gridMinPx apart
+	gridMinPx  = 24
+
+	terrainTexels = 16  // terrain image texels per height sample
+	terrainMaxPx  = 512 // the terrain image's largest side
+	textCacheMax  = 512 // text images kept before the cache is emptied
 )
 
 // TeamColour is the colour of a team: its own when it is named after a
@@ -82,15 +136,52 @@ func ResourceColour(e ipc.FrameEntity) color.RGBA {
 	return ColResource
 }
 
-// Draw draws the model: the ground, then entities, agents, and the HUD.
+// Draw draws the model: the ground, then entities, agents, and the panels
+// over them. Perception circles, bubbles and labels go under the entities
+// and agents, so an agent's or a resource's centre pixel is always its own
+// colour.
 func (g *Game) Draw(screen *ebiten.Image) {
+	pruneTextCache()
 	screen.Fill(ColBackground)
 	m, c := &g.Model, &g.Camera
+	g.drawGround(screen)
 	g.drawGrid(screen)
 	px := func(metres float64) float32 { return float32(metres * c.Scale) }
 	at := func(x, z float64) (float32, float32) {
 		sx, sy := c.WorldToScreen(x, z)
 		return float32(sx), float32(sy)
+	}
+	agentR := max(px(AgentRadius), minAgentPx)
+	// Perception radii, then paths, under everything.
+	if g.ShowPerception && m.World != nil && m.World.Perception > 0 {
+		for _, a := range m.Agents {
+			if a.Alive && (m.Selected == "" || a.ID == m.Selected) {
+				x, y := at(a.Position[0], a.Position[2])
+				vector.StrokeCircle(screen, x, y, px(m.World.Perception), 1, ColPerception, true)
+			}
+		}
+	}
+	for _, a := range m.Agents {
+		if len(a.Action.Path) == 0 || !a.Alive {
+			continue
+		}
+		x0, y0 := at(a.Position[0], a.Position[2])
+		for _, p := range a.Action.Path {
+			x1, y1 := at(p[0], p[2])
+			vector.StrokeLine(screen, x0, y0, x1, y1, 1, ColPath, true)
+			x0, y0 = x1, y1
+		}
+	}
+	g.drawBubbles(screen, agentR)
+	if g.ShowLabels {
+		for _, a := range m.Agents {
+			x, y := at(a.Position[0], a.Position[2])
+			col := ColLabel
+			if a.ID == m.Selected {
+				col = ColSelect
+			}
+			drawShadowText(screen, a.ID, int(x+agentR)+labelGap, int(y)-lineH/2-1, col)
+		}
 	}
 	for _, e := range m.Static {
 		x, y := at(e.Position[0], e.Position[2])
@@ -127,10 +218,10 @@ func (g *Game) Draw(screen *ebiten.Image) {
 		x, y := at(e.Position[0], e.Position[2])
 		switch e.Type {
 		case "resource":
-			r := max(px(0.35), 3)
+			r := max(px(resourceR), minResourcePx)
 			vector.FillCircle(screen, x, y, r, ResourceColour(e), false)
 		case "station":
-			s := max(px(0.6), 5)
+			s := max(px(stationHalf), minStationPx)
 			col := ColStation
 			if e.InUse {
 				col = ColStationInUse
@@ -138,21 +229,9 @@ func (g *Game) Draw(screen *ebiten.Image) {
 			vector.FillRect(screen, x-s, y-s, 2*s, 2*s, col, false)
 		}
 	}
-	// Paths under the agents.
-	for _, a := range m.Agents {
-		if len(a.Action.Path) == 0 || !a.Alive {
-			continue
-		}
-		x0, y0 := at(a.Position[0], a.Position[2])
-		for _, p := range a.Action.Path {
-			x1, y1 := at(p[0], p[2])
-			vector.StrokeLine(screen, x0, y0, x1, y1, 1, ColPath, true)
-			x0, y0 = x1, y1
-		}
-	}
 	for _, a := range m.Agents {
 		x, y := at(a.Position[0], a.Position[2])
-		r := max(px(AgentRadius), 4)
+		r := agentR
 		col := m.TeamColour(a.Team)
 		if !a.Alive {
 			col = ColDead
@@ -161,17 +240,17 @@ func (g *Game) Draw(screen *ebiten.Image) {
 			vector.StrokeCircle(screen, x, y, r+3, 2, ColSelect, true)
 		}
 		vector.FillCircle(screen, x, y, r, col, false)
-		// Facing: a line from the centre (facing is the heading in radians
+		// Facing: a line out of the disc (facing is the heading in radians
 		// from +x towards +z, as world.Agent.Facing).
 		fx, fy := float32(math.Cos(a.Facing)), float32(math.Sin(a.Facing))
-		vector.StrokeLine(screen, x, y, x+fx*r*1.6, y+fy*r*1.6, 2, ColSelect, true)
+		vector.StrokeLine(screen, x+fx*r*facingFrom, y+fy*r*facingFrom, x+fx*r*facingTo, y+fy*r*facingTo, 2, ColSelect, true)
 		// Health bar above.
 		w := 2 * r
 		h := float32(max(0, math.Min(a.Health, 100))) / 100
-		vector.FillRect(screen, x-r, y-r-6, w, 3, ColHealthBack, false)
-		vector.FillRect(screen, x-r, y-r-6, w*h, 3, ColHealth, false)
+		vector.FillRect(screen, x-r, y-r-healthBarGap, w, healthBarH, ColHealthBack, false)
+		vector.FillRect(screen, x-r, y-r-healthBarGap, w*h, healthBarH, ColHealth, false)
 	}
-	g.drawHUD(screen)
+	g.drawOverlays(screen)
 }
 
 func firstOr(s []float64, d float64) float64 {
@@ -181,11 +260,108 @@ func firstOr(s []float64, d float64) float64 {
 	return d
 }
 
-// drawGrid draws a line every GridMetres (scaled up when lines crowd).
+// drawGround fills the world's bounds with the ground, shaded by height
+// when the terrain has heights.
+func (g *Game) drawGround(screen *ebiten.Image) {
+	fw := g.Model.World
+	if fw == nil {
+		return
+	}
+	b := fw.Bounds
+	if !(b[2] > b[0] && b[3] > b[1]) {
+		return
+	}
+	c := &g.Camera
+	x0, y0 := c.WorldToScreen(b[0], b[1])
+	if img := terrainImage(fw); img != nil {
+		sz := img.Bounds().Size()
+		op := &ebiten.DrawImageOptions{Filter: ebiten.FilterLinear}
+		op.GeoM.Scale((b[2]-b[0])*c.Scale/float64(sz.X), (b[3]-b[1])*c.Scale/float64(sz.Y))
+		op.GeoM.Translate(x0, y0)
+		screen.DrawImage(img, op)
+		return
+	}
+	vector.FillRect(screen, float32(x0), float32(y0), float32((b[2]-b[0])*c.Scale), float32((b[3]-b[1])*c.Scale), ColGround, false)
+}
+
+// terrainCache is the shaded terrain of the last world drawn.
+var terrainCache struct {
+	world *ipc.FrameWorld
+	img   *ebiten.Image // nil for flat (or unusable) terrain
+}
+
+// terrainImage is the world's terrain shaded by height, one texel per
+// terrainTexels-th of a sample cell, laid over the bounds; nil when the
+// ground is flat. It is made once per world.
+func terrainImage(fw *ipc.FrameWorld) *ebiten.Image {
+	if terrainCache.world == fw {
+		return terrainCache.img
+	}
+	if terrainCache.img != nil {
+		terrainCache.img.Deallocate()
+	}
+	terrainCache.world, terrainCache.img = fw, nil
+	pix, nx, nz := terrainShades(fw)
+	if pix != nil {
+		terrainCache.img = ebiten.NewImage(nx, nz)
+		terrainCache.img.WritePixels(pix)
+	}
+	return terrainCache.img
+}
+
+// terrainShades is the terrain's texels (RGBA, nx × nz), or nil when it is
+// flat or malformed (ragged rows, non-finite heights).
+func terrainShades(fw *ipc.FrameWorld) (pix []byte, nx, nz int) {
+	hs := fw.TerrainHeights
+	if len(hs) == 0 || len(hs[0]) == 0 {
+		return nil, 0, 0
+	}
+	rows, cols := len(hs), len(hs[0])
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, row := range hs {
+		if len(row) != cols {
+			return nil, 0, 0
+		}
+		for _, h := range row {
+			if math.IsNaN(h) || math.IsInf(h, 0) {
+				return nil, 0, 0
+			}
+			lo, hi = min(lo, h), max(hi, h)
+		}
+	}
+	if hi-lo < 1e-9 {
+		return nil, 0, 0 // flat, if raised
+	}
+	b := world.Bounds{MinX: fw.Bounds[0], MinZ: fw.Bounds[1], MaxX: fw.Bounds[2], MaxZ: fw.Bounds[3]}
+	t := world.Terrain{Base: fw.TerrainBase, Heights: hs}
+	nx = min(max(2, (cols-1)*terrainTexels), terrainMaxPx)
+	nz = min(max(2, (rows-1)*terrainTexels), terrainMaxPx)
+	pix = make([]byte, 4*nx*nz)
+	for j := range nz {
+		z := b.MinZ + (float64(j)+0.5)/float64(nz)*b.Depth()
+		for i := range nx {
+			x := b.MinX + (float64(i)+0.5)/float64(nx)*b.Width()
+			c := groundShade((t.HeightAt(b, x, z) - fw.TerrainBase - lo) / (hi - lo))
+			k := 4 * (j*nx + i)
+			pix[k], pix[k+1], pix[k+2], pix[k+3] = c.R, c.G, c.B, 0xff
+		}
+	}
+	return pix, nx, nz
+}
+
+// groundShade is the ground's colour at a height from 0 (the lowest) to 1
+// (the highest).
+func groundShade(t float64) color.RGBA {
+	t = clamp(t, 0, 1)
+	mix := func(a, b uint8) uint8 { return uint8(math.Round(float64(a) + (float64(b)-float64(a))*t)) }
+	return color.RGBA{mix(ColGroundLow.R, ColGroundHigh.R), mix(ColGroundLow.G, ColGroundHigh.G), mix(ColGroundLow.B, ColGroundHigh.B), 0xff}
+}
+
+// drawGrid draws a line every gridMetres (scaled up when lines crowd).
 func (g *Game) drawGrid(screen *ebiten.Image) {
 	c := &g.Camera
-	step := 5.0
-	for step*c.Scale < 24 {
+	step := gridMetres
+	for step*c.Scale < gridMinPx {
 		step *= 2
 	}
 	x0, z0 := c.ScreenToWorld(0, 0)
@@ -200,62 +376,373 @@ func (g *Game) drawGrid(screen *ebiten.Image) {
 	}
 }
 
-// HUD is the text at the top left: tick, state, speed, team scores.
-func (g *Game) HUD() []string {
+// drawBubbles draws what agents said lately above them: each agent's newest
+// bubble just above its health bar, the one before stacked above it, fading
+// as they age.
+func (g *Game) drawBubbles(screen *ebiten.Image, agentR float32) {
 	m := &g.Model
-	state := "playing"
-	if g.paused {
-		state = "paused"
+	if len(m.Bubbles) == 0 {
+		return
 	}
-	lines := []string{fmt.Sprintf("episode %d  tick %d  %s  speed x%g", m.Episode, m.Tick, state, g.speed)}
-	if len(m.TeamScores) > 0 {
-		var parts []string
-		for _, t := range slices.Sorted(maps.Keys(m.TeamScores)) {
-			parts = append(parts, fmt.Sprintf("%s %d", t, m.TeamScores[t]))
+	for _, a := range m.Agents {
+		var mine []Bubble
+		for i := len(m.Bubbles) - 1; i >= 0 && len(mine) < bubblesShown; i-- {
+			if m.Bubbles[i].Agent == a.ID {
+				mine = append(mine, m.Bubbles[i])
+			}
 		}
-		lines = append(lines, "scores: "+strings.Join(parts, "  "))
+		if len(mine) == 0 {
+			continue
+		}
+		sx, sy := g.Camera.WorldToScreen(a.Position[0], a.Position[2])
+		bottom := int(sy) - int(agentR) - healthBarGap - 3
+		for k, b := range mine {
+			alpha := float32(m.BubbleAlpha(b))
+			if k > 0 {
+				alpha *= 0.7
+			}
+			if alpha <= 0 {
+				continue
+			}
+			s := printable(clip(strings.Join(strings.Fields(b.Text), " "), bubbleChars))
+			tw, th := textSize(s)
+			w, h := tw+2*bubblePad, th
+			x := min(max(int(sx)-w/2, 0), int(g.Camera.W)-w)
+			y := bottom - h
+			bg := ColBubble
+			vector.FillRect(screen, float32(x), float32(y), float32(w), float32(h), scaleAlpha(bg, alpha), false)
+			if k == 0 {
+				// A small tail towards the speaker.
+				tx := float32(min(max(int(sx), x+3), x+w-3))
+				var p vector.Path
+				p.MoveTo(tx-3, float32(y+h))
+				p.LineTo(tx+3, float32(y+h))
+				p.LineTo(tx, float32(y+h+3))
+				p.Close()
+				do := &vector.DrawPathOptions{}
+				do.ColorScale.ScaleWithColor(bg)
+				do.ColorScale.ScaleAlpha(alpha)
+				vector.FillPath(screen, &p, nil, do)
+			}
+			drawText(screen, s, x+bubblePad-1, y, ColBubbleText, alpha)
+			bottom = y - 2
+		}
 	}
-	if g.status != "" {
-		lines = append(lines, g.status)
-	}
-	if err := g.Src.Err(); err != nil {
-		lines = append(lines, "source: "+err.Error())
-	}
-	if g.help {
-		lines = append(lines, HelpLines...)
-	} else {
-		lines = append(lines, "h: help")
-	}
-	return lines
 }
 
-// HelpLines list the controls.
-var HelpLines = []string{
-	"space: pause/resume   right or .: step one tick   + / -: speed",
-	"click: inspect agent  esc: deselect   drag: pan   wheel: zoom   f: fit",
+func scaleAlpha(c color.RGBA, a float32) color.NRGBA {
+	return color.NRGBA{c.R, c.G, c.B, uint8(math.Round(float64(c.A) * float64(clamp(float64(a), 0, 1))))}
 }
 
-func (g *Game) drawHUD(screen *ebiten.Image) {
-	hud := g.HUD()
-	vector.FillRect(screen, 0, 0, float32(g.Camera.W), float32(16*len(hud)+4), ColPanel, false)
-	ebitenutil.DebugPrint(screen, strings.Join(hud, "\n"))
-	if lines := g.Model.Inspector(); lines != nil {
-		w, h := 330, 16*len(lines)+8
-		x, y := int(g.Camera.W)-w-8, 16*len(hud)+12
-		vector.FillRect(screen, float32(x), float32(y), float32(w), float32(h), ColPanel, false)
-		ebitenutil.DebugPrintAt(screen, strings.Join(lines, "\n"), x+4, y+4)
+// The panels over the world.
+
+// overlays is where this frame's panels go and what they say.
+type overlays struct {
+	hud       image.Rectangle
+	hudLines  []string
+	panels    []panelBox
+	side      image.Rectangle // the inspector, or the whole observation
+	sideTitle string          // the observation's header line, "" for the inspector
+	sideLines []string
+	log       image.Rectangle
+	logLines  []string
+	timeline  image.Rectangle // empty without a timeline
+	played    float64         // the timeline's played fraction
+	tickLabel string
+	tickAt    image.Point
+}
+
+// panelBox is a component's panel, its lines cut to what fits.
+type panelBox struct {
+	r     image.Rectangle
+	title string
+	lines []string
+}
+
+// rects are the boxes that cover the world.
+func (o *overlays) rects() []image.Rectangle {
+	out := []image.Rectangle{o.hud}
+	for _, p := range o.panels {
+		out = append(out, p.r)
+	}
+	for _, r := range []image.Rectangle{o.side, o.log, o.timeline} {
+		if !r.Empty() {
+			out = append(out, r)
+		}
+	}
+	if o.tickLabel != "" {
+		w, h := textSize(o.tickLabel)
+		out = append(out, image.Rectangle{Min: o.tickAt, Max: o.tickAt.Add(image.Pt(w, h))})
+	}
+	return out
+}
+
+// layoutOverlays places the panels: the HUD across the top; the
+// components' panels stacked down the left below it; the inspector (or the
+// whole observation) on the right; the event log at the bottom left; and a
+// replay's timeline along the bottom, its tick at its right end above it.
+// Showing the observation clamps ObsScroll to the lines there are.
+func (g *Game) layoutOverlays() overlays {
+	var o overlays
+	m := &g.Model
+	W, H := int(g.Camera.W), int(g.Camera.H)
+	for _, l := range g.HUD() {
+		o.hudLines = append(o.hudLines, printable(l))
+	}
+	o.hud = image.Rect(0, 0, W, lineH*len(o.hudLines)+panelPad)
+	top := o.hud.Max.Y + panelGap
+	floor := H - screenMargin // the bottom of the boxes above it
+	if x, y, w, h, ok := g.Timeline(); ok {
+		o.timeline = image.Rect(int(x), int(y), int(x+w), int(y+h))
+		o.played = clamp(g.TimelineProgress(), 0, 1)
+		floor = o.timeline.Min.Y - panelGap
+		if s, ok := g.Src.(Seeker); ok {
+			o.tickLabel = fmt.Sprintf("tick %d / %d", s.Tick(), s.Ticks())
+			tw, _ := textSize(o.tickLabel)
+			o.tickAt = image.Pt(o.timeline.Max.X-tw, floor-lineH)
+		}
 	}
 	// The event log: the last few events, bottom left.
-	n := min(len(g.Model.Events), 6)
-	if n > 0 {
-		var lines []string
-		for _, e := range g.Model.Events[len(g.Model.Events)-n:] {
+	if n := min(len(m.Events), eventLogLines); n > 0 {
+		for _, e := range m.Events[len(m.Events)-n:] {
 			s := fmt.Sprintf("t%d %s", e.Tick, e.Type)
 			if e.Agent != "" {
 				s += " " + e.Agent
 			}
-			lines = append(lines, s)
+			o.logLines = append(o.logLines, printable(s))
 		}
-		ebitenutil.DebugPrintAt(screen, strings.Join(lines, "\n"), 4, int(g.Camera.H)-16*n-4)
+		w, h := textBlock(o.logLines)
+		o.log = image.Rect(screenMargin, floor-h-2*panelPad, screenMargin+w+2*panelPad, floor)
 	}
+	leftFloor := floor
+	if !o.log.Empty() {
+		leftFloor = o.log.Min.Y - panelGap
+	}
+	if g.ShowPanels {
+		o.panels = layoutPanels(m.Panels, screenMargin, top, leftFloor-top)
+	}
+	sideFloor := floor
+	if o.tickLabel != "" {
+		sideFloor = o.tickAt.Y - panelGap
+	}
+	room := (sideFloor - top - 2*panelPad) / lineH // lines that fit on the right
+	switch {
+	case g.ShowObs && m.Selected != "" && room > 1:
+		lines := m.ObservationLines()
+		fit := room - 1
+		start := clamp(float64(g.ObsScroll), 0, float64(max(0, len(lines)-fit)))
+		g.ObsScroll = int(start)
+		end := min(len(lines), g.ObsScroll+fit)
+		o.sideTitle = fmt.Sprintf("observation of %s: lines %d-%d of %d (pgup/pgdn, wheel; o: close)", m.Selected, min(g.ObsScroll+1, end), end, len(lines))
+		if lines == nil {
+			o.sideTitle = "no observation of " + m.Selected + " yet (o: close)"
+		}
+		for _, l := range lines[g.ObsScroll:end] {
+			o.sideLines = append(o.sideLines, printable(l))
+		}
+		w, _ := textBlock(append([]string{o.sideTitle}, printableAll(lines)...))
+		w = min(w+2*panelPad, W-2*screenMargin)
+		o.side = image.Rect(W-screenMargin-w, top, W-screenMargin, top+lineH*(1+len(o.sideLines))+2*panelPad)
+	case room > 0:
+		lines := printableAll(m.Inspector())
+		if len(lines) == 0 {
+			break
+		}
+		if len(lines) > room {
+			more := len(lines) - room + 1
+			lines = append(lines[:room-1:room-1], fmt.Sprintf("... %d more lines", more))
+		}
+		o.sideLines = lines
+		w, h := textBlock(lines)
+		w += 2 * panelPad
+		o.side = image.Rect(W-screenMargin-w, top, W-screenMargin, top+h+2*panelPad)
+	}
+	return o
+}
+
+// layoutPanels stacks the panels from (x, top) down within height pixels.
+// When their lines do not all fit, each panel gets a fair share (a small
+// panel keeps all of its lines, and what it leaves goes to the others); a cut
+// panel ends with a line saying how many more there are.
+func layoutPanels(panels []world.Panel, x, top, height int) []panelBox {
+	const overhead = lineH + 2*panelPad + panelGap // the title and the box
+	n := len(panels)
+	for n > 0 && n*overhead > height+panelGap {
+		n-- // not even the titles fit
+	}
+	if n == 0 {
+		return nil
+	}
+	budget := (height + panelGap - n*overhead) / lineH
+	give := make([]int, n)
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return len(panels[a].Lines) - len(panels[b].Lines) })
+	for k, i := range order {
+		share := budget / (n - k)
+		give[i] = min(len(panels[i].Lines), share)
+		budget -= give[i]
+	}
+	var out []panelBox
+	y := top
+	for i, p := range panels[:n] {
+		title := p.Title
+		if title == "" {
+			title = p.Name
+		}
+		b := panelBox{title: printable(title)}
+		lines := printableAll(p.Lines)
+		if k := give[i]; k < len(lines) {
+			more := len(lines) - k
+			if k == 0 {
+				b.title += fmt.Sprintf(" (+%d lines)", more)
+				lines = nil
+			} else {
+				lines = append(lines[:k-1:k-1], fmt.Sprintf("... %d more lines", more+1))
+			}
+		}
+		b.lines = lines
+		w, h := textBlock(append([]string{b.title}, lines...))
+		w = max(w+2*panelPad, minPanelW)
+		b.r = image.Rect(x, y, x+w, y+h+2*panelPad)
+		out = append(out, b)
+		y = b.r.Max.Y + panelGap
+	}
+	return out
+}
+
+// drawOverlays draws the HUD, the panels, the inspector or observation, the
+// event log and the timeline.
+func (g *Game) drawOverlays(screen *ebiten.Image) {
+	o := g.layoutOverlays()
+	fillRect(screen, o.hud, ColPanel)
+	ebitenutil.DebugPrintAt(screen, strings.Join(o.hudLines, "\n"), 0, 0)
+	for _, p := range o.panels {
+		box(screen, p.r)
+		drawText(screen, p.title, p.r.Min.X+panelPad, p.r.Min.Y+panelPad, ColPanelTitle, 1)
+		ebitenutil.DebugPrintAt(screen, strings.Join(p.lines, "\n"), p.r.Min.X+panelPad, p.r.Min.Y+panelPad+lineH)
+	}
+	if !o.side.Empty() {
+		box(screen, o.side)
+		y := o.side.Min.Y + panelPad
+		if o.sideTitle != "" {
+			drawText(screen, o.sideTitle, o.side.Min.X+panelPad, y, ColPanelTitle, 1)
+			y += lineH
+		}
+		ebitenutil.DebugPrintAt(screen, strings.Join(o.sideLines, "\n"), o.side.Min.X+panelPad, y)
+	}
+	if !o.log.Empty() {
+		fillRect(screen, o.log, ColPanel)
+		ebitenutil.DebugPrintAt(screen, strings.Join(o.logLines, "\n"), o.log.Min.X+panelPad, o.log.Min.Y+panelPad)
+	}
+	if !o.timeline.Empty() {
+		t := o.timeline
+		fillRect(screen, t, ColTimeline)
+		played := t
+		played.Max.X = t.Min.X + int(math.Round(o.played*float64(t.Dx())))
+		fillRect(screen, played, ColTimePlayed)
+		cx := float32(played.Max.X)
+		vector.StrokeLine(screen, cx, float32(t.Min.Y-3), cx, float32(t.Max.Y+3), 2, ColTimeCursor, false)
+		if o.tickLabel != "" {
+			drawShadowText(screen, o.tickLabel, o.tickAt.X, o.tickAt.Y, ColLabel)
+		}
+	}
+}
+
+func fillRect(dst *ebiten.Image, r image.Rectangle, c color.Color) {
+	vector.FillRect(dst, float32(r.Min.X), float32(r.Min.Y), float32(r.Dx()), float32(r.Dy()), c, false)
+}
+
+// box is a panel's background with a thin border.
+func box(dst *ebiten.Image, r image.Rectangle) {
+	fillRect(dst, r, ColPanel)
+	vector.StrokeRect(dst, float32(r.Min.X)+0.5, float32(r.Min.Y)+0.5, float32(r.Dx())-1, float32(r.Dy())-1, 1, ColPanelBorder, false)
+}
+
+// Text. The debug font is white, 6 × 16 pixels a character, and has only
+// Latin-1: coloured text is drawn from cached images of the white text, and
+// printable swaps the few other characters the viewer's lines use.
+
+var textCache = map[string]*ebiten.Image{}
+
+// pruneTextCache empties the cache once it holds textCacheMax texts (at the
+// start of a frame, when no draw of this frame uses them).
+func pruneTextCache() {
+	if len(textCache) < textCacheMax {
+		return
+	}
+	for _, img := range textCache {
+		img.Deallocate()
+	}
+	clear(textCache)
+}
+
+// drawText draws one line (or more) of text in a colour, alpha times opaque.
+func drawText(dst *ebiten.Image, s string, x, y int, col color.Color, alpha float32) {
+	if s == "" {
+		return
+	}
+	img, ok := textCache[s]
+	if !ok {
+		w, h := textSize(s)
+		img = ebiten.NewImage(w, h)
+		ebitenutil.DebugPrint(img, s)
+		textCache[s] = img
+	}
+	op := &ebiten.DrawImageOptions{}
+	op.GeoM.Translate(float64(x), float64(y))
+	op.ColorScale.ScaleWithColor(col)
+	op.ColorScale.ScaleAlpha(alpha)
+	dst.DrawImage(img, op)
+}
+
+// drawShadowText draws text with a dark shadow, readable on any ground.
+func drawShadowText(dst *ebiten.Image, s string, x, y int, col color.Color) {
+	drawText(dst, s, x+1, y+1, ColLabelShadow, 0.8)
+	drawText(dst, s, x, y, col, 1)
+}
+
+// textSize is the size in pixels of text in the debug font.
+func textSize(s string) (w, h int) {
+	return textBlock(strings.Split(s, "\n"))
+}
+
+// textBlock is the size in pixels of lines of text in the debug font.
+func textBlock(lines []string) (w, h int) {
+	n := 0
+	for _, l := range lines {
+		n = max(n, utf8.RuneCountInString(l))
+	}
+	return n*charW + 1, len(lines) * lineH
+}
+
+// printableSwaps replaces characters the debug font lacks.
+var printableSwaps = strings.NewReplacer("…", "...", "→", "->", "←", "<-", "—", "-", "–", "-",
+	"‘", "'", "’", "'", "“", "\"", "”", "\"", "•", "*", "≥", ">=", "≤", "<=", "≠", "!=")
+
+// printable is s in the debug font's characters: the usual typographic
+// ones swapped for ASCII, any other rune beyond Latin-1 as '?'.
+func printable(s string) string {
+	s = printableSwaps.Replace(s)
+	for _, r := range s {
+		if r > 0xff {
+			return strings.Map(func(r rune) rune {
+				if r > 0xff {
+					return '?'
+				}
+				return r
+			}, s)
+		}
+	}
+	return s
+}
+
+func printableAll(lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = printable(l)
+	}
+	return out
 }

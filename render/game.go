@@ -2,6 +2,11 @@ package render
 
 import (
 	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/hajimehoshi/ebiten/v2"
 	"github.com/hajimehoshi/ebiten/v2/inpututil"
@@ -14,11 +19,23 @@ type Game struct {
 	Camera Camera
 	Src    Source
 
+	// What is shown; the keys toggle them.
+	Follow         bool // keep the selected agent in the middle
+	ShowPerception bool // the selected agent's perception radius (all agents' when none is selected)
+	ShowLabels     bool // agent ids beside their discs
+	ShowPanels     bool // the components' panels
+	ShowObs        bool // the selected agent's whole last observation
+	ObsScroll      int  // the first line of the observation shown
+
 	paused bool
 	speed  float64
 	fitted bool
 	help   bool
 	status string // the last command's error, if any
+	// seeking is the tick being typed after g, or "" when not typing; with
+	// typing set, digits go to it.
+	seeking string
+	typing  bool
 
 	dragging     bool
 	dragX, dragY float64
@@ -27,7 +44,7 @@ type Game struct {
 
 // NewGame returns a game that shows what src sends.
 func NewGame(src Source) *Game {
-	return &Game{Src: src, speed: 1, Camera: Camera{Scale: 10}}
+	return &Game{Src: src, speed: 1, Camera: Camera{Scale: 10}, ShowLabels: true, ShowPanels: true}
 }
 
 // Update takes new frames and input.
@@ -37,8 +54,8 @@ func (g *Game) Update() error {
 	return nil
 }
 
-// Pump applies the frames the source has for the model, and fits the
-// camera to the world on the first one.
+// Pump applies the frames the source has for the model, fits the camera to
+// the world on the first one, and keeps a followed agent in the middle.
 func (g *Game) Pump() {
 	frames := g.Src.Poll()
 	for _, f := range frames {
@@ -50,6 +67,9 @@ func (g *Game) Pump() {
 	if !g.fitted && g.Model.Frames > 0 && g.Camera.W > 0 {
 		g.Camera.Fit(g.Model.Bounds())
 		g.fitted = true
+	}
+	if a := g.Model.Agent(g.Model.Selected); g.Follow && a != nil {
+		g.Camera.CenterX, g.Camera.CenterZ = a.Position[0], a.Position[2]
 	}
 }
 
@@ -93,8 +113,121 @@ func (g *Game) Speed() float64 { return g.speed }
 // Paused reports whether the game believes the world is paused.
 func (g *Game) Paused() bool { return g.paused }
 
-// Click selects the agent under the screen point, or clears the selection.
-func (g *Game) Click(sx, sy float64) { g.Model.Selected = g.Model.Pick(&g.Camera, sx, sy) }
+// Click selects the agent under the screen point, or clears the selection; a
+// click on a replay's timeline seeks instead.
+func (g *Game) Click(sx, sy float64) {
+	if tick, ok := g.TimelineTick(sx, sy); ok {
+		g.Seek(tick)
+		return
+	}
+	g.Select(g.Model.Pick(&g.Camera, sx, sy))
+}
+
+// Select inspects the agent (or nobody, for ""): the source is asked for
+// its observations.
+func (g *Game) Select(id string) {
+	if id == g.Model.Selected {
+		return
+	}
+	g.Model.Selected, g.ObsScroll = id, 0
+	if err := g.Src.Inspect(id); err != nil {
+		g.status = "inspect: " + err.Error()
+	}
+	if id == "" {
+		g.Follow, g.ShowObs = false, false
+	}
+}
+
+// Seek jumps a replay to the tick (clamped); other sources cannot seek.
+func (g *Game) Seek(tick int) {
+	s, ok := g.Src.(Seeker)
+	if !ok {
+		g.status = "seek: only a replay can seek"
+		return
+	}
+	s.Seek(tick)
+	g.status = ""
+}
+
+// SeekBy moves a replay by a number of ticks.
+func (g *Game) SeekBy(ticks int) {
+	if s, ok := g.Src.(Seeker); ok {
+		g.Seek(s.Tick() + ticks)
+	}
+}
+
+// Timeline is the replay's seek bar along the bottom of the screen, in
+// pixels; ok is false when the source cannot seek.
+func (g *Game) Timeline() (x, y, w, h float64, ok bool) {
+	if _, ok := g.Src.(Seeker); !ok {
+		return 0, 0, 0, 0, false
+	}
+	return TimelineMargin, g.Camera.H - TimelineHeight - TimelineMargin, g.Camera.W - 2*TimelineMargin, TimelineHeight, true
+}
+
+// Timeline layout, in pixels.
+const (
+	TimelineHeight = 8
+	TimelineMargin = 6
+)
+
+// TimelineTick is the tick under a screen point on the timeline.
+func (g *Game) TimelineTick(sx, sy float64) (int, bool) {
+	x, y, w, h, ok := g.Timeline()
+	if !ok || sy < y-4 || sy > y+h+4 || sx < x || sx > x+w {
+		return 0, false
+	}
+	s := g.Src.(Seeker)
+	return int(math.Round((sx - x) / w * float64(s.Ticks()))), true
+}
+
+// TimelineProgress is how far playback is along the timeline, from 0 to 1.
+func (g *Game) TimelineProgress() float64 {
+	s, ok := g.Src.(Seeker)
+	if !ok || s.Ticks() == 0 {
+		return 0
+	}
+	return float64(s.Tick()) / float64(s.Ticks())
+}
+
+// Typing is the tick being typed after g, and whether one is.
+func (g *Game) Typing() (string, bool) { return g.seeking, g.typing }
+
+// Type feeds the seek prompt a key: digits, backspace ("\b"), enter ("\n",
+// seeks) or escape ("\x1b", cancels). It reports whether it took the key.
+func (g *Game) Type(key string) bool {
+	if !g.typing {
+		return false
+	}
+	switch key {
+	case "\n":
+		g.typing = false
+		if t, err := strconv.Atoi(g.seeking); err == nil {
+			g.Seek(t)
+		}
+		g.seeking = ""
+	case "\x1b":
+		g.typing, g.seeking = false, ""
+	case "\b":
+		if g.seeking != "" {
+			g.seeking = g.seeking[:len(g.seeking)-1]
+		}
+	default:
+		if len(key) == 1 && key[0] >= '0' && key[0] <= '9' && len(g.seeking) < 9 {
+			g.seeking += key
+		}
+	}
+	return true
+}
+
+// StartSeek opens the seek prompt (the g key).
+func (g *Game) StartSeek() {
+	if _, ok := g.Src.(Seeker); !ok {
+		g.status = "seek: only a replay can seek"
+		return
+	}
+	g.typing, g.seeking = true, ""
+}
 
 func (g *Game) command(cmd string, v float64) bool {
 	if err := g.Src.Control(cmd, v); err != nil {
@@ -105,30 +238,91 @@ func (g *Game) command(cmd string, v float64) bool {
 	return true
 }
 
+// tickRate is the world's tick rate, or 10 when unknown.
+func (g *Game) tickRate() float64 {
+	if w := g.Model.World; w != nil && w.TickRate > 0 {
+		return w.TickRate
+	}
+	return 10
+}
+
+var digitKeys = []ebiten.Key{ebiten.Key0, ebiten.Key1, ebiten.Key2, ebiten.Key3, ebiten.Key4,
+	ebiten.Key5, ebiten.Key6, ebiten.Key7, ebiten.Key8, ebiten.Key9}
+
 func (g *Game) input() {
+	pressed := inpututil.IsKeyJustPressed
+	if g.typing {
+		for i, k := range digitKeys {
+			if pressed(k) {
+				g.Type(strconv.Itoa(i))
+			}
+		}
+		switch {
+		case pressed(ebiten.KeyEnter), pressed(ebiten.KeyNumpadEnter):
+			g.Type("\n")
+		case pressed(ebiten.KeyEscape):
+			g.Type("\x1b")
+		case pressed(ebiten.KeyBackspace):
+			g.Type("\b")
+		}
+		return
+	}
+	tenSeconds := int(math.Round(10 * g.tickRate()))
 	switch {
-	case inpututil.IsKeyJustPressed(ebiten.KeySpace):
+	case pressed(ebiten.KeySpace):
 		g.TogglePause()
-	case inpututil.IsKeyJustPressed(ebiten.KeyArrowRight), inpututil.IsKeyJustPressed(ebiten.KeyPeriod):
+	case pressed(ebiten.KeyArrowRight), pressed(ebiten.KeyPeriod):
 		g.Step()
-	case inpututil.IsKeyJustPressed(ebiten.KeyEqual), inpututil.IsKeyJustPressed(ebiten.KeyKPAdd):
+	case pressed(ebiten.KeyArrowLeft), pressed(ebiten.KeyComma):
+		g.SeekBy(-1)
+	case pressed(ebiten.KeyEqual), pressed(ebiten.KeyKPAdd):
 		g.Faster()
-	case inpututil.IsKeyJustPressed(ebiten.KeyMinus), inpututil.IsKeyJustPressed(ebiten.KeyKPSubtract):
+	case pressed(ebiten.KeyMinus), pressed(ebiten.KeyKPSubtract):
 		g.Slower()
-	case inpututil.IsKeyJustPressed(ebiten.KeyF):
+	case pressed(ebiten.KeyBracketLeft):
+		g.SeekBy(-tenSeconds)
+	case pressed(ebiten.KeyBracketRight):
+		g.SeekBy(tenSeconds)
+	case pressed(ebiten.KeyHome):
+		g.Seek(0)
+	case pressed(ebiten.KeyEnd):
+		g.Seek(math.MaxInt32)
+	case pressed(ebiten.KeyG):
+		g.StartSeek()
+	case pressed(ebiten.KeyF):
 		g.Camera.Fit(g.Model.Bounds())
-	case inpututil.IsKeyJustPressed(ebiten.KeyH), inpututil.IsKeyJustPressed(ebiten.KeySlash):
+		g.Follow = false
+	case pressed(ebiten.KeyC):
+		g.Follow = !g.Follow && g.Model.Selected != ""
+	case pressed(ebiten.KeyP):
+		g.ShowPerception = !g.ShowPerception
+	case pressed(ebiten.KeyL):
+		g.ShowLabels = !g.ShowLabels
+	case pressed(ebiten.KeyK):
+		g.ShowPanels = !g.ShowPanels
+	case pressed(ebiten.KeyO):
+		g.ShowObs = !g.ShowObs && g.Model.Selected != ""
+		g.ObsScroll = 0
+	case pressed(ebiten.KeyPageDown):
+		g.ObsScroll += 20
+	case pressed(ebiten.KeyPageUp):
+		g.ObsScroll = max(0, g.ObsScroll-20)
+	case pressed(ebiten.KeyH), pressed(ebiten.KeySlash):
 		g.help = !g.help
-	case inpututil.IsKeyJustPressed(ebiten.KeyEscape):
-		g.Model.Selected = ""
+	case pressed(ebiten.KeyEscape):
+		g.Select("")
 	}
 	mx, my := ebiten.CursorPositionF()
 	if _, wy := ebiten.Wheel(); wy != 0 {
-		f := 1.15
-		if wy < 0 {
-			f = 1 / f
+		if g.ShowObs {
+			g.ObsScroll = max(0, g.ObsScroll-int(wy*3))
+		} else {
+			f := 1.15
+			if wy < 0 {
+				f = 1 / f
+			}
+			g.Camera.ZoomAt(mx, my, f)
 		}
-		g.Camera.ZoomAt(mx, my, f)
 	}
 	// Left button: a press and release without moving is a click (select);
 	// with movement it is a drag (pan).
@@ -136,22 +330,18 @@ func (g *Game) input() {
 		g.dragging, g.dragX, g.dragY, g.dragFrom = true, mx, my, [2]float64{mx, my}
 	}
 	if g.dragging && ebiten.IsMouseButtonPressed(ebiten.MouseButtonLeft) {
+		if mx != g.dragX || my != g.dragY {
+			g.Follow = false
+		}
 		g.Camera.Pan(mx-g.dragX, my-g.dragY)
 		g.dragX, g.dragY = mx, my
 	}
 	if g.dragging && inpututil.IsMouseButtonJustReleased(ebiten.MouseButtonLeft) {
 		g.dragging = false
-		if abs(mx-g.dragFrom[0])+abs(my-g.dragFrom[1]) < 4 {
+		if math.Abs(mx-g.dragFrom[0])+math.Abs(my-g.dragFrom[1]) < 4 {
 			g.Click(mx, my)
 		}
 	}
-}
-
-func abs(v float64) float64 {
-	if v < 0 {
-		return -v
-	}
-	return v
 }
 
 // Layout uses the window's size as the screen's: the camera keeps a pixel
@@ -159,4 +349,62 @@ func abs(v float64) float64 {
 func (g *Game) Layout(outsideWidth, outsideHeight int) (int, int) {
 	g.Camera.W, g.Camera.H = float64(outsideWidth), float64(outsideHeight)
 	return outsideWidth, outsideHeight
+}
+
+// HUD is the text at the top left: the scenario, episode and tick (of the
+// time limit), playing or paused, the speed and tick rate, the mode, team
+// scores, the objective's progress, and errors.
+func (g *Game) HUD() []string {
+	m := &g.Model
+	state := "playing"
+	if g.paused {
+		state = "paused"
+	}
+	if e, ok := g.Src.(interface{ Ended() bool }); ok && e.Ended() {
+		state = "run over"
+	}
+	tick := strconv.Itoa(m.Tick)
+	head := ""
+	mode := ""
+	if w := m.World; w != nil {
+		head = w.Scenario + "  "
+		if w.Objective.TimeLimit > 0 {
+			tick += "/" + strconv.Itoa(w.Objective.TimeLimit)
+		}
+		mode = "  " + w.Mode
+	}
+	lines := []string{fmt.Sprintf("%sepisode %d  tick %s  %s  x%g (%g ticks/s)%s", head, m.Episode, tick, state, g.speed, round2(g.tickRate()*g.speed), mode)}
+	if len(m.TeamScores) > 0 {
+		var parts []string
+		for _, t := range slices.Sorted(maps.Keys(m.TeamScores)) {
+			parts = append(parts, fmt.Sprintf("%s %d", t, m.TeamScores[t]))
+		}
+		lines = append(lines, "scores: "+strings.Join(parts, "  "))
+	}
+	if p := m.ObjectiveProgress(); p != "" {
+		lines = append(lines, p)
+	}
+	if g.typing {
+		lines = append(lines, "seek to tick: "+g.seeking+"_  (enter: go, esc: cancel)")
+	}
+	if g.status != "" {
+		lines = append(lines, g.status)
+	}
+	if err := g.Src.Err(); err != nil {
+		lines = append(lines, "source: "+err.Error())
+	}
+	if g.help {
+		lines = append(lines, HelpLines...)
+	} else {
+		lines = append(lines, "h: help")
+	}
+	return lines
+}
+
+// HelpLines list the controls.
+var HelpLines = []string{
+	"space: pause/resume   right or .: step one tick   + / -: speed",
+	"click: inspect agent  esc: deselect  c: follow it  o: its whole observation (pgup/pgdn)",
+	"drag: pan   wheel: zoom   f: fit   p: perception radius   l: labels   k: panels",
+	"replays: left or ,: back a tick   [ / ]: 10 s back/on   home/end   g: go to tick   click the timeline",
 }

@@ -58,6 +58,18 @@ func TestLiveSource(t *testing.T) {
 	if len(m.Static) == 0 && countType(first.Entities, "resource") == 0 {
 		t.Fatalf("first frame without entities: %+v", first)
 	}
+	if m.World == nil || m.World.Mode != "realtime" || m.World.TickRate != 50 || m.World.Scenario != "foraging" {
+		t.Fatalf("world described as %+v", m.World)
+	}
+	id := m.Agents[1].ID
+	if err := src.Inspect(id); err != nil {
+		t.Fatal(err)
+	}
+	in := waitFrame(t, src, "with the observation", func(f ipc.Frame) bool { m.Apply(f); return f.Inspect != nil })
+	m.Selected = id
+	if obs, err := m.Observation(); err != nil || obs == nil || obs.AgentID != id || obs.Tick > in.Tick {
+		t.Fatalf("inspected %+v: %v", obs, err)
+	}
 	if err := src.Control("pause", 0); err != nil {
 		t.Fatal(err)
 	}

@@ -5,12 +5,17 @@
 package render
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
+	"strings"
 
+	"github.com/arena-sim/arena/engine"
 	"github.com/arena-sim/arena/ipc"
 	"github.com/arena-sim/arena/world"
+	"github.com/fxamacker/cbor/v2"
 )
 
 // MaxEvents is how many events the model keeps for the log and the inspector.
@@ -28,26 +33,62 @@ type Model struct {
 	// per episode.
 	Entities []ipc.FrameEntity
 	Static   []ipc.FrameEntity
+	// World describes the episode (bounds, terrain, pace, objective): nil
+	// until a frame carries it.
+	World *ipc.FrameWorld
 	// Events are the most recent events, oldest first, at most MaxEvents.
 	Events []world.Event
+	// Decisions hold every agent's last decision and its result.
+	Decisions map[string]engine.DecisionEntry
+	// Bubbles are the recent things agents said (messages, posts, speech).
+	Bubbles []Bubble
+	// Panels are the components' summaries, from the last frame.
+	Panels []world.Panel
 	// Selected is the id of the inspected agent, or "".
 	Selected string
+	// Inspect is the selected agent's last observation, when the source
+	// sent it.
+	Inspect *ipc.FrameInspect
 	// Frames counts the frames applied.
 	Frames int
+
+	obs    *world.Observation // Inspect decoded
+	obsErr error
 }
+
+// Bubble is something an agent said at a tick: a message, a post, a speech.
+type Bubble struct {
+	Agent string
+	Tick  int
+	Text  string
+}
+
+// BubbleSeconds is how long a bubble shows, in world seconds, as it fades.
+const BubbleSeconds = 3
+
+// bubbleParams are the parameters that carry what an agent says, in the
+// order they are looked for.
+var bubbleParams = []string{"message", "content", "text"}
 
 // Apply updates the model with a frame. Obstacles in a frame replace the
 // static entities (a spectator gets them in its first frame of each episode);
-// everything else replaces the last frame's.
+// everything else replaces the last frame's. A frame with no agents (a
+// replay's skipped tick) adds only its events and decisions.
 func (m *Model) Apply(f ipc.Frame) {
 	if f.Episode != m.Episode && m.Frames > 0 {
-		m.Static, m.Events = nil, nil
+		m.Static, m.Events, m.World, m.Decisions, m.Bubbles, m.Inspect = nil, nil, nil, nil, nil, nil
 	} else if f.Tick < m.Tick {
-		m.Events = nil // a seek backwards: the log starts again
+		// A seek backwards: the log starts again.
+		m.Events, m.Decisions, m.Bubbles = nil, nil, nil
 	}
-	m.Episode, m.Tick, m.Paused, m.TeamScores = f.Episode, f.Tick, f.Paused, f.TeamScores
-	m.Agents = f.Agents
-	m.Entities = m.Entities[:0]
+	m.Episode, m.Tick, m.Paused = f.Episode, f.Tick, f.Paused
+	if f.World != nil {
+		m.World = f.World
+	}
+	if f.Agents != nil {
+		m.Agents, m.TeamScores, m.Panels = f.Agents, f.TeamScores, f.Panels
+		m.Entities = m.Entities[:0]
+	}
 	var static []ipc.FrameEntity
 	for _, e := range f.Entities {
 		if e.Type == "obstacle" {
@@ -63,7 +104,77 @@ func (m *Model) Apply(f ipc.Frame) {
 	if n := len(m.Events) - MaxEvents; n > 0 {
 		m.Events = slices.Delete(m.Events, 0, n)
 	}
+	for _, d := range f.Decisions {
+		if m.Decisions == nil {
+			m.Decisions = map[string]engine.DecisionEntry{}
+		}
+		m.Decisions[d.Agent] = d
+		if text := said(d); text != "" {
+			m.Bubbles = append(m.Bubbles, Bubble{Agent: d.Agent, Tick: f.Tick, Text: text})
+		}
+	}
+	life := m.bubbleTicks()
+	m.Bubbles = slices.DeleteFunc(m.Bubbles, func(b Bubble) bool { return m.Tick-b.Tick >= life })
+	if f.Inspect != nil || f.Agents != nil {
+		if f.Inspect != m.Inspect {
+			m.obs, m.obsErr = nil, nil
+		}
+		m.Inspect = f.Inspect
+	}
 	m.Frames++
+}
+
+// said is what a decision said out loud, if it said anything: the text
+// parameter of a successful tool (send_message, post, speak, ...), with the
+// tool named unless it is send_message.
+func said(d engine.DecisionEntry) string {
+	if !d.Result.Success {
+		return ""
+	}
+	for _, p := range bubbleParams {
+		if s, ok := d.Params[p].(string); ok && s != "" {
+			if d.Tool == "send_message" {
+				if to, _ := d.Params["target_agent"].(string); to != "" && to != "all" {
+					return "@" + to + ": " + s
+				}
+				return s
+			}
+			return d.Tool + ": " + s
+		}
+	}
+	return ""
+}
+
+// bubbleTicks is how many ticks a bubble shows: BubbleSeconds of world time
+// (at 10 ticks a second when the tick rate is unknown).
+func (m *Model) bubbleTicks() int {
+	rate := 10.0
+	if m.World != nil && m.World.TickRate > 0 {
+		rate = m.World.TickRate
+	}
+	return max(1, int(math.Round(BubbleSeconds*rate)))
+}
+
+// BubbleAlpha is how opaque a bubble is now: 1 when just said, fading to 0.
+func (m *Model) BubbleAlpha(b Bubble) float64 {
+	return clamp(1-float64(m.Tick-b.Tick)/float64(m.bubbleTicks()), 0, 1)
+}
+
+// Observation is the selected agent's last observation, decoded, or nil
+// (with why, when it would not decode).
+func (m *Model) Observation() (*world.Observation, error) {
+	if m.Inspect == nil || m.Inspect.Agent != m.Selected {
+		return nil, nil
+	}
+	if m.obs == nil && m.obsErr == nil {
+		var o world.Observation
+		if err := cbor.Unmarshal(m.Inspect.Observation, &o); err != nil {
+			m.obsErr = fmt.Errorf("decode the observation: %w", err)
+		} else {
+			m.obs = &o
+		}
+	}
+	return m.obs, m.obsErr
 }
 
 // Agent returns the agent with the id, or nil.
@@ -134,7 +245,10 @@ func (m *Model) Pick(cam *Camera, sx, sy float64) string {
 const PickPixels = 8
 
 // Inspector is the selected agent's panel, one line a string; nil when no
-// agent (or one no longer in the world) is selected.
+// agent (or one no longer in the world) is selected. It shows the agent's
+// state, inventory and objective metrics, its last decision (tool, params,
+// reasoning) and that decision's result, a summary of the last observation
+// (the one the decision answered), and its recent events.
 func (m *Model) Inspector() []string {
 	a := m.Agent(m.Selected)
 	if a == nil {
@@ -145,6 +259,39 @@ func (m *Model) Inspector() []string {
 		fmt.Sprintf("health %.0f  score %.1f  %s", a.Health, a.Score, map[bool]string{true: "alive", false: "dead"}[a.Alive]),
 		fmt.Sprintf("at (%.1f, %.1f, %.1f) facing %.0f°", a.Position[0], a.Position[1], a.Position[2], a.Facing*180/math.Pi),
 		"action " + describeAction(a.Action),
+		"inventory " + describeCounts(a.Inventory),
+	}
+	if len(a.Metrics) > 0 {
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(a.Metrics)) {
+			part := fmt.Sprintf("%s %g", k, round2(a.Metrics[k]))
+			if m.World != nil {
+				if t, ok := m.World.Objective.SuccessMetrics[k]; ok {
+					part += fmt.Sprintf("/%g", t.Target)
+				}
+			}
+			parts = append(parts, part)
+		}
+		lines = append(lines, wrap("objective "+strings.Join(parts, ", "), InspectorWidth)...)
+	}
+	if d, ok := m.Decisions[a.ID]; ok {
+		lines = append(lines, wrap(fmt.Sprintf("last decision (tick %d): %s %s", d.Result.Tick, d.Tool, compactJSON(d.Params)), InspectorWidth)...)
+		if d.TimedOut {
+			lines = append(lines, "  (timed out: the agent did not answer)")
+		}
+		if d.Reasoning != "" {
+			lines = append(lines, wrap("  reasoning: "+d.Reasoning, InspectorWidth)...)
+		}
+		lines = append(lines, wrap("  result: "+describeResult(d.Result), InspectorWidth)...)
+	} else {
+		lines = append(lines, "no decision seen yet")
+	}
+	switch o, err := m.Observation(); {
+	case err != nil:
+		lines = append(lines, "observation: "+err.Error())
+	case o != nil:
+		lines = append(lines, fmt.Sprintf("last observation (tick %d, o: whole):", o.Tick))
+		lines = append(lines, wrap("  "+summarizeObservation(o), InspectorWidth)...)
 	}
 	if evs := m.AgentEvents(a.ID, 5); len(evs) > 0 {
 		lines = append(lines, "recent events:")
@@ -153,6 +300,118 @@ func (m *Model) Inspector() []string {
 		}
 	}
 	return lines
+}
+
+// InspectorWidth is the width the inspector's lines are wrapped to, in
+// characters.
+const InspectorWidth = 52
+
+// ObservationLines is the selected agent's last observation in full, as
+// indented JSON lines; nil when there is none.
+func (m *Model) ObservationLines() []string {
+	o, err := m.Observation()
+	if err != nil {
+		return []string{err.Error()}
+	}
+	if o == nil {
+		return nil
+	}
+	b, err := json.MarshalIndent(o, "", "  ")
+	if err != nil {
+		return []string{"observation: " + err.Error()}
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		out = append(out, wrap(l, 2*InspectorWidth)...)
+	}
+	return out
+}
+
+// summarizeObservation says what the agent saw: what is near, its messages,
+// the event digest and every component section's text, briefly.
+func summarizeObservation(o *world.Observation) string {
+	near := map[string]int{}
+	for _, l := range [][]world.EntityView{o.NearbyResources, o.NearbyHazards, o.NearbyStations, o.NearbyAgents, o.NearbyObstacles} {
+		for _, e := range l {
+			near[e.Type]++
+		}
+	}
+	parts := []string{"sees " + describeCounts(near)}
+	if len(o.Messages) > 0 {
+		parts = append(parts, fmt.Sprintf("%d message(s), the last from %s: %q", len(o.Messages), o.Messages[len(o.Messages)-1].From, o.Messages[len(o.Messages)-1].Content))
+	}
+	if len(o.Events) > 0 {
+		parts = append(parts, fmt.Sprintf("%d event(s)", len(o.Events)))
+	}
+	for _, name := range slices.Sorted(maps.Keys(o.Components)) {
+		if t, _ := o.Components[name]["text"].(string); t != "" {
+			parts = append(parts, name+": "+clip(strings.Join(strings.Fields(t), " "), 160))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+func describeCounts[V int | float64](m map[string]V) string {
+	if len(m) == 0 {
+		return "nothing"
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s %v", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func describeResult(r world.ActionResult) string {
+	if r.Success {
+		if len(r.Data) > 0 {
+			return "ok " + compactJSON(r.Data)
+		}
+		return "ok"
+	}
+	return "failed " + r.ErrorCode + ": " + r.ErrorMessage
+}
+
+func compactJSON(v map[string]any) string {
+	if len(v) == 0 {
+		return "{}"
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return clip(string(b), 200)
+}
+
+func round2(v float64) float64 { return math.Round(v*100) / 100 }
+
+// clip cuts s to n runes, marking the cut.
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// wrap breaks s into lines of at most n runes, at spaces where it can;
+// continuation lines are indented by two spaces more than the first.
+func wrap(s string, n int) []string {
+	indent := len(s) - len(strings.TrimLeft(s, " ")) + 2
+	var out []string
+	r := []rune(s)
+	for len(r) > n {
+		cut := n
+		for i := n; i > n/2; i-- {
+			if r[i] == ' ' {
+				cut = i
+				break
+			}
+		}
+		out = append(out, string(r[:cut]))
+		r = append([]rune(strings.Repeat(" ", indent)), []rune(strings.TrimLeft(string(r[cut:]), " "))...)
+	}
+	return append(out, string(r))
 }
 
 func teamSuffix(t string) string {
@@ -180,4 +439,22 @@ func describeAction(s world.ActionStatus) string {
 		out += " " + s.ErrorCode
 	}
 	return out
+}
+
+// ObjectiveProgress sums up the objective for the HUD: its description, the
+// living agents' mean score and how many pass it now; "" without one.
+func (m *Model) ObjectiveProgress() string {
+	if m.World == nil || len(m.World.Objective.SuccessMetrics) == 0 || len(m.Agents) == 0 {
+		return ""
+	}
+	o := m.World.Objective
+	var sum float64
+	passing := 0
+	for _, a := range m.Agents {
+		sum += a.Score
+		if _, ok := o.Evaluate(a.Metrics); ok {
+			passing++
+		}
+	}
+	return fmt.Sprintf("objective: %s  mean score %.1f/100, %d of %d passing", clip(o.Description, 60), sum/float64(len(m.Agents)), passing, len(m.Agents))
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/arena-sim/arena/ipc"
 	"github.com/arena-sim/arena/scenarios"
 	"github.com/arena-sim/arena/world"
+	"github.com/stretchr/testify/require"
 )
 
 func testFrame(tick int) ipc.Frame {
@@ -128,7 +129,7 @@ func TestPickAndInspector(t *testing.T) {
 func TestGameCommands(t *testing.T) {
 	var m Model
 	m.Apply(testFrame(1))
-	src := &ReplaySource{Frames: []ipc.Frame{testFrame(0), testFrame(1), testFrame(2), testFrame(3)}, TicksPerUpdate: 1, speed: 1, sent: -1}
+	src := &ReplaySource{Frames: []ipc.Frame{testFrame(0), testFrame(1), testFrame(2), testFrame(3)}, TicksPerUpdate: 1, playback: playback{speed: 1}, sent: -1}
 	g := NewGame(src)
 	g.Layout(800, 600)
 	g.Pump()
@@ -159,7 +160,7 @@ func TestGameCommands(t *testing.T) {
 	if g.Model.Selected != "a2" {
 		t.Fatalf("click selected %q", g.Model.Selected)
 	}
-	if hud := strings.Join(g.HUD(), "\n"); !strings.Contains(hud, "tick 3") || !strings.Contains(hud, "speed x2") {
+	if hud := strings.Join(g.HUD(), "\n"); !strings.Contains(hud, "tick 3") || !strings.Contains(hud, "x2 (20 ticks/s)") {
 		t.Fatalf("HUD: %s", hud)
 	}
 }
@@ -254,8 +255,55 @@ func TestReplaySource(t *testing.T) {
 		t.Fatalf("seek to 25: %d frames", len(frames))
 	}
 	src.Seek(10)
-	if frames := src.Poll(); len(frames) != 1 || frames[0].Tick != 10 || countType(frames[0].Entities, "obstacle") != len(w.Obstacles()) {
-		t.Fatalf("seek back to 10: %d frames", len(frames))
+	frames = src.Poll()
+	if len(frames) != 5 || frames[0].Tick != 6 || frames[4].Tick != 10 || frames[0].Agents != nil || len(frames[4].Agents) != len(h.Agents) {
+		t.Fatalf("seek back to 10: %d frames from tick %d", len(frames), frames[0].Tick)
+	}
+	for _, fr := range frames {
+		m.Apply(fr)
+	}
+	if m.Tick != 10 || len(m.Decisions) != len(h.Agents) || len(m.Static) != len(w.Obstacles()) {
+		t.Fatalf("after seeking back: tick %d, %d agents' decisions, %d obstacles", m.Tick, len(m.Decisions), len(m.Static))
+	}
+	for _, ev := range m.Events {
+		if ev.Tick < 6-1 || ev.Tick > 10 {
+			t.Fatalf("event of tick %d kept after seeking back to 10", ev.Tick)
+		}
+	}
+	// The world's description comes with the first frame; playback follows
+	// the scenario's tick rate.
+	if m.World == nil || m.World.Scenario != "foraging" || m.World.Mode != "replay" || m.World.TickRate != w.TickRate() || src.TicksPerUpdate != w.TickRate()/UpdatesPerSecond {
+		t.Fatalf("world %+v, %v ticks per update", m.World, src.TicksPerUpdate)
+	}
+	// Inspecting: the frames carry the agent's observation of the tick
+	// before (the one its decision answered), decoded by the model.
+	id := h.Agents[1]
+	m.Selected = id
+	src.Inspect(id)
+	frames = src.Poll()
+	if len(frames) != 1 || frames[0].Inspect == nil || frames[0].Inspect.Agent != id || frames[0].Inspect.Tick != 9 {
+		t.Fatalf("inspect while paused: %+v", frames)
+	}
+	m.Apply(frames[0])
+	obs, err := m.Observation()
+	if err != nil || obs == nil || obs.AgentID != id || obs.Tick != 9 || len(obs.NearbyResources)+len(obs.NearbyObstacles) == 0 {
+		t.Fatalf("observation %+v, %v", obs, err)
+	}
+	if d := m.Decisions[id]; d.Result.Tick != 9 || d.Tool == "" {
+		t.Fatalf("last decision %+v", d)
+	}
+	text := strings.Join(m.Inspector(), "\n")
+	for _, want := range []string{"last decision (tick 9): " + m.Decisions[id].Tool, "result: ", "last observation (tick 9", "sees "} {
+		if !strings.Contains(text, want) {
+			t.Errorf("inspector lacks %q:\n%s", want, text)
+		}
+	}
+	if lines := m.ObservationLines(); len(lines) < 20 || !strings.Contains(strings.Join(lines, "\n"), `"agent_id": "`+id+`"`) {
+		t.Errorf("whole observation: %d lines", len(lines))
+	}
+	src.Control("step", 1)
+	if frames := src.Poll(); len(frames) != 1 || frames[0].Tick != 11 || frames[0].Inspect == nil || frames[0].Inspect.Tick != 10 {
+		t.Fatalf("a step with an agent inspected: %+v", frames)
 	}
 	if err := src.Control("speed", 1000); err == nil {
 		t.Error("speed 1000 accepted")
@@ -270,4 +318,46 @@ func countType(es []ipc.FrameEntity, typ string) int {
 		}
 	}
 	return n
+}
+
+func TestDecisionsBubblesAndObjective(t *testing.T) {
+	var m Model
+	f := testFrame(1)
+	f.World = &ipc.FrameWorld{Scenario: "test", TickRate: 2, Objective: world.Objective{Description: "collect wood",
+		SuccessMetrics: map[string]world.MetricTarget{"wood": {Target: 4, Weight: 1, Required: true}}}}
+	f.Agents[0].Inventory = map[string]int{"wood": 3}
+	f.Agents[0].Metrics = map[string]float64{"wood": 3}
+	f.Agents[1].Metrics = map[string]float64{"wood": 5}
+	f.Agents[1].Score = 100
+	ok := func(tool string) world.ActionResult { return world.ActionResult{Tool: tool, Success: true, Tick: 0} }
+	f.Decisions = []engine.DecisionEntry{
+		{Agent: "a1", Tool: "send_message", Params: map[string]any{"message": "wood here", "target_agent": "a2"}, Reasoning: "a2 needs wood", Result: ok("send_message")},
+		{Agent: "a2", Tool: "speak", Params: map[string]any{"text": "I am the sheriff"}, Result: ok("speak")},
+	}
+	m.Apply(f)
+	require.Equal(t, []Bubble{{"a1", 1, "@a2: wood here"}, {"a2", 1, "speak: I am the sheriff"}}, m.Bubbles)
+	require.Equal(t, 1.0, m.BubbleAlpha(m.Bubbles[0]))
+	m.Selected = "a1"
+	text := strings.Join(m.Inspector(), "\n")
+	for _, want := range []string{"inventory wood 3", "objective wood 3/4", "last decision (tick 0): send_message\n  {\"message\":\"wood here\",\"target_agent\":\"a2\"}",
+		"reasoning: a2 needs wood", "result: ok"} {
+		require.Contains(t, text, want)
+	}
+	require.Equal(t, "objective: collect wood  mean score 51.0/100, 1 of 2 passing", m.ObjectiveProgress())
+
+	// A failed decision says nothing; bubbles fade over BubbleSeconds of
+	// world time (2 ticks a second here) and then go.
+	f = testFrame(4)
+	f.Decisions = []engine.DecisionEntry{{Agent: "a1", Tool: "send_message", Params: map[string]any{"message": "lost"},
+		Result: world.ActionResult{Tool: "send_message", ErrorCode: "INVALID_PARAMS", ErrorMessage: "too long"}}}
+	m.Apply(f)
+	require.Len(t, m.Bubbles, 2)
+	require.InDelta(t, 0.5, m.BubbleAlpha(m.Bubbles[0]), 1e-9)
+	require.Contains(t, strings.Join(m.Inspector(), "\n"), "result: failed INVALID_PARAMS: too long")
+	m.Apply(testFrame(7))
+	require.Empty(t, m.Bubbles)
+	// The inspector's lines fit its width.
+	for _, l := range m.Inspector() {
+		require.LessOrEqual(t, len([]rune(l)), InspectorWidth, l)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"slices"
 	"sync"
 	"time"
 
@@ -23,46 +24,133 @@ type Source interface {
 	// Control asks for pause, resume, step (value ticks, 0 meaning 1) or
 	// speed (a multiplier of the tick rate), as the protocol's control.
 	Control(command string, value float64) error
+	// Inspect asks that later frames carry the agent's last observation
+	// ("" for nobody).
+	Inspect(agent string) error
 	// Err is why the source ended, or nil while it runs (or ended cleanly).
 	Err() error
 }
 
+// Seeker is implemented by sources that can jump to a tick (replays).
+type Seeker interface {
+	Seek(tick int)
+	// Tick is the tick playback has reached; Ticks, the last one there is.
+	Tick() int
+	Ticks() int
+}
+
+// playback is local pause, step and speed: the state behind Control for
+// sources that pace themselves (replays and in-process runs).
+type playback struct {
+	paused bool
+	steps  int
+	speed  float64
+}
+
+func (p *playback) control(command string, value float64) error {
+	switch command {
+	case "pause":
+		p.paused = true
+	case "resume":
+		p.paused, p.steps = false, 0
+	case "step":
+		n := max(int(value), 1)
+		p.paused, p.steps = true, p.steps+n
+	case "speed":
+		if !(value >= 0.01 && value <= 100) {
+			return fmt.Errorf("speed %v is not from 0.01 to 100", value)
+		}
+		p.speed = value
+	default:
+		return fmt.Errorf("control command %q is not pause, resume, step or speed", command)
+	}
+	return nil
+}
+
+// UpdatesPerSecond is how often the viewer polls its source (Ebiten's
+// default tick rate).
+const UpdatesPerSecond = 60
+
+// ObservationBudget bounds the memory a replay source spends keeping every
+// agent's observations for the inspector; past it, later ticks' are not kept.
+const ObservationBudget = 256 << 20
+
 // ReplaySource plays frames rebuilt from a replay, with pause, step and speed
-// handled locally. Every frame is built up front, so seeking is instant.
+// handled locally at the scenario's tick rate. Every frame is built up
+// front, so seeking is instant.
 type ReplaySource struct {
 	Frames []ipc.Frame // one per tick: the start, then one after every tick
-	// TicksPerUpdate is how many ticks one update advances at speed 1.
+	// TicksPerUpdate is how many ticks one update advances at speed 1: the
+	// scenario's tick rate over UpdatesPerSecond.
 	TicksPerUpdate float64
+	// ObservationsUntil is the last tick whose observations were kept (all
+	// of them unless the replay is bigger than ObservationBudget).
+	ObservationsUntil int
 
-	pos    int // the index of the next frame to hand out
-	paused bool
-	speed  float64
-	acc    float64
-	steps  int
-	sent   int // the last frame handed out, or -1
-	static []ipc.FrameEntity
+	playback
+	pos     int // the index of the next frame to hand out
+	acc     float64
+	sent    int // the last frame handed out, or -1
+	period  int
+	inspect string
+	dirty   bool               // the inspected agent changed since the last frame out
+	obs     map[string][]obsAt // by agent, in tick order
+}
+
+type obsAt struct {
+	tick int
+	b    []byte
 }
 
 // NewReplaySource re-simulates a replay on w (built afresh from its header)
-// and keeps the world as a frame at the start and after every tick.
+// and keeps the world as a frame at the start and after every tick, and
+// every agent's observations for the inspector.
 func NewReplaySource(ctx context.Context, rep *engine.Replay, w *world.World) (*ReplaySource, error) {
-	static := ipc.StaticEntities(w)
+	r := &ReplaySource{sent: -1, period: max(rep.Header.DecisionPeriod, 1), obs: map[string][]obsAt{}}
+	rate := w.TickRate()
+	if rate <= 0 {
+		rate = 10
+	}
+	r.playback.speed, r.TicksPerUpdate = 1, rate/UpdatesPerSecond
 	first := ipc.WorldFrame(w)
-	first.Episode = rep.Header.Episode
-	frames := []ipc.Frame{first}
-	_, err := engine.Play(ctx, rep, w, false, func(rec engine.TickRecord) {
-		f := ipc.WorldFrame(w)
-		f.Episode, f.Events = rep.Header.Episode, rec.Events
-		frames = append(frames, f)
+	first.Episode, first.World = rep.Header.Episode, ipc.Describe(w, "replay", rep.Header.DecisionPeriod)
+	first.Entities = append(ipc.StaticEntities(w), first.Entities...)
+	r.Frames = []ipc.Frame{first}
+	kept, full := 0, false
+	_, err := engine.Play(ctx, rep, w, engine.PlayOptions{
+		OnObserve: func(tick int, obs []*world.Observation) {
+			if full {
+				return
+			}
+			for _, o := range obs {
+				if o == nil {
+					continue
+				}
+				in := ipc.Inspection(o.AgentID, o)
+				if in == nil {
+					continue
+				}
+				r.obs[o.AgentID] = append(r.obs[o.AgentID], obsAt{tick, in.Observation})
+				kept += len(in.Observation)
+			}
+			r.ObservationsUntil = tick
+			full = kept > ObservationBudget
+		},
+		OnTick: func(rec engine.TickRecord) {
+			f := ipc.TickFrame(w, &rec)
+			f.Episode = rep.Header.Episode
+			r.Frames = append(r.Frames, f)
+		},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("re-simulate the replay: %w", err)
 	}
-	return &ReplaySource{Frames: frames, TicksPerUpdate: 10.0 / 60, speed: 1, sent: -1, static: static}, nil
+	return r, nil
 }
 
-// Poll hands out the frame playback has reached (one per update at most:
-// the viewer only needs the newest, but every tick's events are kept).
+// Poll hands out the frames playback has reached: the newest whole, the
+// ones it passed over with only their events and decisions (so the log and
+// every agent's last decision stay right).
 func (r *ReplaySource) Poll() []ipc.Frame {
 	if len(r.Frames) == 0 {
 		return nil
@@ -71,69 +159,73 @@ func (r *ReplaySource) Poll() []ipc.Frame {
 	case r.steps > 0:
 		r.pos = min(r.pos+r.steps, len(r.Frames)-1)
 		r.steps = 0
-	case !r.paused:
+	case !r.paused && r.sent >= 0:
 		r.acc += r.TicksPerUpdate * r.speed
 		n := int(r.acc)
 		r.acc -= float64(n)
-		if r.sent >= 0 {
-			r.pos = min(r.pos+n, len(r.Frames)-1)
-		}
+		r.pos = min(r.pos+n, len(r.Frames)-1)
 	}
 	if r.pos == r.sent {
-		return nil
+		if !r.dirty {
+			return nil
+		}
+		// Only the inspected agent changed.
+		r.dirty = false
+		return []ipc.Frame{{Type: "frame", Episode: r.Frames[r.pos].Episode, Tick: r.Frames[r.pos].Tick, Paused: r.paused, Inspect: r.inspection(r.pos)}}
 	}
 	from := r.sent + 1
-	if r.pos < r.sent { // a seek backwards: just the one frame
-		from = r.pos
+	if r.pos < r.sent {
+		// A seek backwards: the model starts its log again, from a few
+		// decision points back so that every agent's last decision shows.
+		from = max(0, r.pos-4*r.period)
 	}
 	out := make([]ipc.Frame, 0, r.pos-from+1)
 	for i := from; i <= r.pos; i++ {
 		f := r.Frames[i]
 		f.Paused = r.paused
-		if i != r.pos {
-			f.Agents, f.Entities = nil, nil // only the events of skipped ticks matter
+		if i != r.pos && i != 0 {
+			f.Agents, f.Entities, f.Panels, f.TeamScores = nil, nil, nil, nil // only the events and decisions of passed ticks
 		}
 		out = append(out, f)
 	}
-	// The first frame out (and any after a seek) carries the obstacles.
-	if r.sent < 0 || from == r.pos && r.pos < r.sent {
-		last := &out[len(out)-1]
-		last.Entities = append(append([]ipc.FrameEntity(nil), r.static...), last.Entities...)
-	}
-	r.sent = r.pos
+	out[len(out)-1].Inspect = r.inspection(r.pos)
+	r.sent, r.dirty = r.pos, false
 	return out
+}
+
+// inspection is the inspected agent's last observation as of frame i: the
+// one its decision in the tick before the frame answered.
+func (r *ReplaySource) inspection(i int) *ipc.FrameInspect {
+	if r.inspect == "" || i == 0 {
+		return nil
+	}
+	tick := r.Frames[i].Tick - 1
+	list := r.obs[r.inspect]
+	j, _ := slices.BinarySearchFunc(list, tick+1, func(o obsAt, t int) int { return o.tick - t })
+	if j == 0 {
+		return nil
+	}
+	return &ipc.FrameInspect{Agent: r.inspect, Tick: list[j-1].tick, Observation: list[j-1].b}
 }
 
 // Tick is the tick of the frame playback has reached.
 func (r *ReplaySource) Tick() int { return r.Frames[r.pos].Tick }
 
+// Ticks is the last tick of the replay.
+func (r *ReplaySource) Ticks() int { return r.Frames[len(r.Frames)-1].Tick }
+
 // Seek moves playback to the frame of the tick (clamped to the replay).
 func (r *ReplaySource) Seek(tick int) {
-	i := 0
-	for i < len(r.Frames)-1 && r.Frames[i].Tick < tick {
-		i++
-	}
-	r.pos = i
+	i, _ := slices.BinarySearchFunc(r.Frames, tick, func(f ipc.Frame, t int) int { return f.Tick - t })
+	r.pos = min(i, len(r.Frames)-1)
 }
 
 // Control applies a command to local playback.
-func (r *ReplaySource) Control(command string, value float64) error {
-	switch command {
-	case "pause":
-		r.paused = true
-	case "resume":
-		r.paused = false
-	case "step":
-		n := max(int(value), 1)
-		r.paused, r.steps = true, r.steps+n
-	case "speed":
-		if !(value >= 0.01 && value <= 100) {
-			return fmt.Errorf("speed %v is not from 0.01 to 100", value)
-		}
-		r.speed = value
-	default:
-		return fmt.Errorf("control command %q is not pause, resume, step or speed", command)
-	}
+func (r *ReplaySource) Control(command string, value float64) error { return r.control(command, value) }
+
+// Inspect chooses whose observations frames carry.
+func (r *ReplaySource) Inspect(agent string) error {
+	r.inspect, r.dirty = agent, true
 	return nil
 }
 
@@ -282,6 +374,11 @@ func (s *LiveSource) Poll() []ipc.Frame {
 	out := s.pending
 	s.pending = nil
 	return out
+}
+
+// Inspect asks the server for the agent's observation in later frames.
+func (s *LiveSource) Inspect(agent string) error {
+	return s.write(ipc.Control{Type: "control", Command: "inspect", Agent: agent})
 }
 
 // Control sends a control command to the server.

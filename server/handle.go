@@ -61,7 +61,7 @@ func (s *Server) handle(in ipc.Incoming) {
 			s.fail(in.Conn, protoErr(ipc.CodeUnauthorized, "only spectators may send control commands"))
 			return
 		}
-		s.control(in.Conn, m)
+		s.control(sess, m)
 	}
 }
 
@@ -241,11 +241,19 @@ func (s *Server) query(sess *session, q *ipc.Query) {
 }
 
 // control applies a spectator's command between ticks: pause, resume, step
-// (run value ticks, default 1, then stay paused) or speed (multiply the tick
-// rate by value; in lockstep 0 means as fast as the agents decide). Every
+// (run value ticks, default 1, then stay paused), speed (multiply the tick
+// rate by value; in lockstep 0 means as fast as the agents decide) or
+// inspect (this spectator's frames carry the agent's last observation). Every
 // spectator gets a frame showing the new state at once.
-func (s *Server) control(c *ipc.Conn, m *ipc.Control) {
+func (s *Server) control(sess *session, m *ipc.Control) {
+	c := sess.conn
 	switch m.Command {
+	case "inspect":
+		if m.Agent != "" && s.slots[m.Agent] == nil {
+			s.fail(c, protoErr(ipc.CodeBadMessage, "inspect: no agent %q", fuzzy.Clip(m.Agent)))
+			return
+		}
+		sess.inspect = m.Agent
 	case "pause":
 		s.paused = true
 	case "resume":
@@ -267,7 +275,7 @@ func (s *Server) control(c *ipc.Conn, m *ipc.Control) {
 		}
 		s.speed, s.next = m.Value, time.Now()
 	default:
-		s.fail(c, protoErr(ipc.CodeBadMessage, "control command %q is not pause, resume, step or speed", fuzzy.Clip(m.Command)))
+		s.fail(c, protoErr(ipc.CodeBadMessage, "control command %q is not pause, resume, step, speed or inspect", fuzzy.Clip(m.Command)))
 		return
 	}
 	s.log.Info("control", "command", m.Command, "value", m.Value, "remote", c.RemoteAddr())
@@ -277,27 +285,31 @@ func (s *Server) control(c *ipc.Conn, m *ipc.Control) {
 }
 
 // frame is the whole world as spectators see it: every agent with its action,
-// every entity but the obstacles (which never change), and the last tick's
-// events, private ones included (spectators are trusted; with tokens they
-// need one).
+// every entity but the obstacles (which never change), the components'
+// panels, and the last tick's events (private ones included: spectators are
+// trusted; with tokens they need one) and decisions.
 func (s *Server) frame() ipc.Frame {
 	f := ipc.WorldFrame(s.w)
-	f.Episode, f.Paused, f.Events = s.episode, s.paused, s.events
+	f.Episode, f.Paused, f.Events, f.Decisions = s.episode, s.paused, s.events, s.decisions
 	return f
 }
 
-// staticEntities are what a spectator is sent once: the obstacles.
-func (s *Server) staticEntities() []ipc.FrameEntity { return ipc.StaticEntities(s.w) }
-
-// sendFrame sends one spectator f. Its first frame also carries the static
-// entities and is queued, so that it is never replaced by a newer one.
+// sendFrame sends one spectator f, with the observation of the agent it
+// inspects. Its first frame of an episode also carries the world's
+// description and the obstacles, and is queued, so that it is never
+// replaced by a newer one.
 func (s *Server) sendFrame(sess *session, f ipc.Frame) {
+	if sess.inspect != "" {
+		f.Inspect = ipc.Inspection(sess.inspect, s.observed[sess.inspect])
+	}
 	if sess.static {
 		sess.conn.SendLatest(f)
 		return
 	}
 	sess.static = true
-	f.Entities = append(s.staticEntities(), f.Entities...)
+	f.World = ipc.Describe(s.w, s.opt.Mode, s.opt.Scenario.Limits.DecisionPeriod)
+	f.World.TickRate = s.tickRate()
+	f.Entities = append(ipc.StaticEntities(s.w), f.Entities...)
 	sess.conn.Send(f)
 }
 

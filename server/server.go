@@ -76,7 +76,8 @@ type session struct {
 	id        string
 	slot      *slot // nil for spectators and before hello
 	spectator bool
-	static    bool // the spectator has been sent the static entities
+	static    bool   // the spectator has been sent the static entities
+	inspect   string // the agent whose observation the spectator's frames carry
 }
 
 // Server runs one episode for connected agents.
@@ -100,7 +101,11 @@ type Server struct {
 	// stops, until the next decision point, decisions for tick are late.
 	gathering bool
 	limit     int
-	events    []world.Event // the last tick's, for frames
+	events    []world.Event          // the last tick's, for frames
+	decisions []engine.DecisionEntry // the last tick's, for frames
+	// observed holds every agent's last observation, for spectators who
+	// inspect it (valid between decision points: the runner reuses them).
+	observed map[string]*world.Observation
 
 	// Pacing, driven by spectators' control commands and, in real time, the
 	// clock: speed multiplies the tick rate (0: as fast as the agents go).
@@ -177,7 +182,8 @@ func (s *Server) newWorld(ep int) error {
 	if err != nil {
 		return fmt.Errorf("episode %d: %w", ep, err)
 	}
-	s.w, s.reg, s.episode, s.events = w, reg, ep, nil
+	s.w, s.reg, s.episode, s.events, s.decisions = w, reg, ep, nil, nil
+	s.observed = map[string]*world.Observation{}
 	return nil
 }
 
@@ -274,9 +280,11 @@ func (s *Server) runEpisode(ctx context.Context) (*engine.Results, error) {
 		sess.static = false
 	}
 	s.broadcast(s.episodeStart())
+	// Record: spectators' frames carry every tick's decisions (a server with
+	// a journal records them anyway).
 	r := &engine.Runner{World: s.w, Tools: s.reg, Gatherer: s, DecisionPeriod: s.opt.Scenario.Limits.DecisionPeriod,
-		MaxTicks: s.w.Objective().TimeLimit, Journal: j, OnTick: func(rec *engine.TickRecord) {
-			s.events = rec.Events
+		MaxTicks: s.w.Objective().TimeLimit, Journal: j, Record: true, OnTick: func(rec *engine.TickRecord) {
+			s.events, s.decisions = rec.Events, rec.Decisions
 			s.afterTick(ctx)
 		}}
 	res, err := r.Run(ctx)
@@ -355,6 +363,9 @@ func (s *Server) Gather(ctx context.Context, tick int, obs []*world.Observation,
 	s.tick = tick
 	for i, o := range obs {
 		sl := s.order[i]
+		if o != nil {
+			s.observed[sl.id] = o
+		}
 		if o == nil {
 			sl.queries = 0
 			s.tellDead(sl)

@@ -355,3 +355,59 @@ func TestEpisodesFollowEachOtherOnTheSameSession(t *testing.T) {
 	require.Len(t, all, 3)
 	require.NotEqual(t, all[0].FinalStateHash, all[1].FinalStateHash)
 }
+
+func TestSpectatorInspectsAnAgent(t *testing.T) {
+	addr, _, cancel := start(t, server.Options{Seed: 1, Agents: 1, DecisionTimeout: 5 * time.Second})
+	defer cancel()
+	spec := dial(t, addr)
+	spec.send(map[string]any{"type": "hello", "protocol": 1, "role": "spectator"})
+	other := dial(t, addr)
+	other.send(map[string]any{"type": "hello", "protocol": 1, "role": "spectator"})
+	agent := dial(t, addr)
+	agent.send(map[string]any{"type": "hello", "protocol": 1, "role": "agent"})
+	tick, obs := agent.observe()
+	require.Equal(t, 0, tick)
+	id := obs.AgentID
+
+	spec.send(map[string]any{"type": "control", "command": "inspect", "agent": "nobody"})
+	m, _ := spec.recv()
+	for m["type"] != "error" {
+		m, _ = spec.recv()
+	}
+	require.Equal(t, ipc.CodeBadMessage, m["code"])
+	require.Equal(t, false, m["fatal"])
+	spec.send(map[string]any{"type": "control", "command": "inspect", "agent": id})
+	agent.send(map[string]any{"type": "decision", "tick": 0, "tool": "move_to", "params": map[string]any{"target": []any{3.0, 0.0, 3.0}}, "reasoning": "look around"})
+	// (The inspect may be applied before or after tick 0: either way a frame
+	// of tick 1 carries the observation.)
+	f := spec.nextFrame()
+	for f.Tick < 1 || f.Inspect == nil {
+		f = spec.nextFrame()
+	}
+	// The frame after tick 0: the decision with its reasoning and result, and
+	// the observation it answered, for this spectator only.
+	require.Len(t, f.Decisions, 1)
+	require.Equal(t, "look around", f.Decisions[0].Reasoning)
+	require.True(t, f.Decisions[0].Result.Success)
+	require.NotNil(t, f.Inspect)
+	require.Equal(t, id, f.Inspect.Agent)
+	// Its latest observation: tick 0's, or tick 1's when the inspect came
+	// while the agent was deciding on it.
+	require.LessOrEqual(t, f.Inspect.Tick, 1)
+	var seen world.Observation
+	require.NoError(t, cbor.Unmarshal(f.Inspect.Observation, &seen))
+	require.Equal(t, f.Inspect.Tick, seen.Tick)
+	require.Equal(t, id, seen.AgentID)
+	require.Equal(t, obs.Health, seen.Health)
+	for g := other.nextFrame(); g.Tick < 1; g = other.nextFrame() {
+		require.Nil(t, g.Inspect)
+	}
+
+	// The first frame of a spectator describes the world.
+	late := dial(t, addr)
+	late.send(map[string]any{"type": "hello", "protocol": 1, "role": "spectator"})
+	lf := late.nextFrame()
+	require.NotNil(t, lf.World)
+	require.Equal(t, "lockstep", lf.World.Mode)
+	require.Greater(t, lf.World.Perception, 0.0)
+}

@@ -388,6 +388,9 @@ func (w *World) Recipe(item string) *Recipe { return w.recipes[item] }
 // HeightAt is the ground height at (x, z).
 func (w *World) HeightAt(x, z float64) float64 { return w.terrain.HeightAt(w.bounds, x, z) }
 
+// Terrain returns the world's height field (shared: do not modify).
+func (w *World) Terrain() Terrain { return w.terrain }
+
 // ItemType is the type of an item (food, material, ...); "material" when the scenario does not say.
 func (w *World) ItemType(item string) string {
 	if it, ok := w.items[item]; ok && it.Type != "" {

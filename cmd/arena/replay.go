@@ -46,7 +46,7 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if !*quiet {
 		print = func(rec engine.TickRecord) { printTick(stdout, rec) }
 	}
-	res, err := engine.Play(ctx, rep, w, *verify, print)
+	res, err := engine.Play(ctx, rep, w, engine.PlayOptions{Verify: *verify, OnTick: print})
 	var div *engine.Divergence
 	if errors.As(err, &div) {
 		return fmt.Errorf("replay %s: %w", files[0], err)

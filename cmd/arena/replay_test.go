@@ -11,9 +11,11 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/arena-sim/arena/engine"
 	"github.com/arena-sim/arena/eval"
+	"github.com/arena-sim/arena/render"
 	"github.com/arena-sim/arena/scenarios"
 	"github.com/stretchr/testify/require"
 )
@@ -218,18 +220,47 @@ func TestRunWithSeveralEpisodes(t *testing.T) {
 	require.NoError(t, err)
 }
 
-func TestRunViewShowsTheRunsReplay(t *testing.T) {
-	var shown []string
-	saved := viewReplay
-	viewReplay = func(_ context.Context, path string, _, _ int) error {
-		shown = append(shown, path)
-		rep := readReplay(t, path)
-		require.False(t, rep.Truncated, "the run is over before the viewer opens")
+func TestRunViewShowsTheRunAsItPlays(t *testing.T) {
+	saved := showWindow
+	defer func() { showWindow = saved }()
+	var seen render.Model
+	showWindow = func(_ context.Context, src render.Source, title string, _, _ int) error {
+		require.Contains(t, title, "foraging")
+		// The window drives the run: pause at once, see the first tick, step
+		// one, then play fast until the second episode shows; closing the
+		// window lets the run finish on its own.
+		require.NoError(t, src.Control("pause", 0))
+		g := render.NewGame(src)
+		g.Layout(800, 600)
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			if g.Pump(); g.Model.Tick >= 1 {
+				break
+			}
+		}
+		require.Equal(t, 1, g.Model.Tick, "paused after the first tick")
+		require.NotNil(t, g.Model.World)
+		require.Equal(t, "local", g.Model.World.Mode)
+		g.Step()
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline) && g.Model.Tick < 2; time.Sleep(time.Millisecond) {
+			g.Pump()
+		}
+		require.Equal(t, 2, g.Model.Tick)
+		require.Len(t, g.Model.Decisions, len(g.Model.Agents), "every agent's last decision")
+		require.NoError(t, src.Control("speed", 100))
+		require.NoError(t, src.Control("resume", 0))
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline) && g.Model.Episode < 2; time.Sleep(time.Millisecond) {
+			g.Pump()
+		}
+		seen = g.Model
 		return nil
 	}
-	defer func() { viewReplay = saved }()
 	dir := t.TempDir()
 	_, _, err := arena(t, "run", "--scenario", "foraging", "--ticks", "30", "--episodes", "2", "--out", dir, "--quiet", "--view")
 	require.NoError(t, err)
-	require.Equal(t, []string{filepath.Join(dir, "episode-0002", replayFile)}, shown)
+	require.Equal(t, 2, seen.Episode, "the viewer saw the second episode start")
+	for _, ep := range []string{"episode-0001", "episode-0002"} {
+		rep := readReplay(t, filepath.Join(dir, ep, replayFile))
+		require.False(t, rep.Truncated)
+		require.Len(t, rep.Ticks, 30, "the run played to its end once the window closed")
+	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/arena-sim/arena/engine"
 	"github.com/arena-sim/arena/eval"
+	"github.com/arena-sim/arena/render"
 	"github.com/arena-sim/arena/scenarios"
 )
 
@@ -24,7 +25,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	episodes := fs.Int("episodes", 1, "episodes to run one after the other")
 	out := fs.String("out", "", "output folder for results.json and replay.jsonl (default runs/SCENARIO-seedS)")
 	quiet := fs.Bool("quiet", false, "print only the results table")
-	view := fs.Bool("view", false, "when the run is over, show its (last) episode's replay in the viewer (needs a display)")
+	view := fs.Bool("view", false, "show the run in the viewer as it plays, at the scenario's tick rate (needs a display)")
 	agentKind := fs.String("agent", "builtin", "who plays every agent: builtin (the scenario's bot) or llm (a language model, see docs/llm.md)")
 	var lf llmFlags
 	lf.register(fs)
@@ -57,44 +58,63 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *ticks > 0 {
 		maxTicks = *ticks
 	}
-	var all []*engine.Results
-	for ep := 1; ep <= *episodes && ctx.Err() == nil; ep++ {
-		prog := newProgress(stderr, maxTicks, *quiet)
-		if !*quiet {
-			fmt.Fprintf(stderr, "arena: %s, episode %d/%d, seed %d, %s agents, up to %d ticks simulated\n",
-				sc.Name, ep, *episodes, engine.EpisodeSeed(*seed, ep), who, maxTicks)
+	runAll := func(ctx context.Context) error {
+		var all []*engine.Results
+		for ep := 1; ep <= *episodes && ctx.Err() == nil; ep++ {
+			prog := newProgress(stderr, maxTicks, *quiet)
+			if !*quiet {
+				fmt.Fprintf(stderr, "arena: %s, episode %d/%d, seed %d, %s agents, up to %d ticks simulated\n",
+					sc.Name, ep, *episodes, engine.EpisodeSeed(*seed, ep), who, maxTicks)
+			}
+			start := time.Now()
+			res, err := eval.Episode(ctx, cfg, ep, func(rec *engine.TickRecord) { prog.update(rec.Tick + 1) })
+			elapsed := time.Since(start)
+			prog.done()
+			if err != nil {
+				return err
+			}
+			all = append(all, res)
+			if *episodes > 1 {
+				fmt.Fprintf(stdout, "episode %d (seed %d):\n", ep, res.Seed)
+			}
+			printResults(stdout, res)
+			if !*quiet {
+				epDir := rec.episodeDir(ep)
+				fmt.Fprintf(stdout, "\nended: %s after %d ticks (%.1f s simulated) in %s wall time, %.0f ticks/s\n",
+					res.EndReason, res.Ticks, float64(res.Ticks)/res.TickRate, elapsed.Round(time.Millisecond), float64(res.Ticks)/elapsed.Seconds())
+				fmt.Fprintf(stdout, "final state hash: %s\nresults: %s\nreplay: %s\n\n", res.FinalStateHash,
+					filepath.Join(epDir, resultsFile), filepath.Join(epDir, replayFile))
+			}
 		}
-		start := time.Now()
-		res, err := eval.Episode(ctx, cfg, ep, func(rec *engine.TickRecord) { prog.update(rec.Tick + 1) })
-		elapsed := time.Since(start)
-		prog.done()
-		if err != nil {
-			return err
-		}
-		all = append(all, res)
 		if *episodes > 1 {
-			fmt.Fprintf(stdout, "episode %d (seed %d):\n", ep, res.Seed)
+			rep := eval.NewReport(sc.Name, *seed, all)
+			if err := writeReport(dir, rep); err != nil {
+				return err
+			}
+			printReport(stdout, rep)
 		}
-		printResults(stdout, res)
-		if !*quiet {
-			epDir := rec.episodeDir(ep)
-			fmt.Fprintf(stdout, "\nended: %s after %d ticks (%.1f s simulated) in %s wall time, %.0f ticks/s\n",
-				res.EndReason, res.Ticks, float64(res.Ticks)/res.TickRate, elapsed.Round(time.Millisecond), float64(res.Ticks)/elapsed.Seconds())
-			fmt.Fprintf(stdout, "final state hash: %s\nresults: %s\nreplay: %s\n\n", res.FinalStateHash,
-				filepath.Join(epDir, resultsFile), filepath.Join(epDir, replayFile))
-		}
+		return nil
 	}
-	if *episodes > 1 {
-		rep := eval.NewReport(sc.Name, *seed, all)
-		if err := writeReport(dir, rep); err != nil {
-			return err
-		}
-		printReport(stdout, rep)
+	if !*view {
+		return runAll(ctx)
 	}
-	if *view && len(all) > 0 {
-		return viewReplay(ctx, filepath.Join(rec.episodeDir(len(all)), replayFile), 1280, 800)
+	// With --view the window runs on this (the main) goroutine, as Ebiten
+	// wants, and the episodes on another, paced by the viewer until it is
+	// closed; then they run on at full speed.
+	src := render.NewLocalSource()
+	cfg.Watch = func(ctx context.Context, ep int, r *engine.Runner) { src.Watch(ctx, r, ep, "local") }
+	done := make(chan error, 1)
+	go func() {
+		err := runAll(ctx)
+		src.End()
+		done <- err
+	}()
+	err = showWindow(ctx, src, fmt.Sprintf("arena run: %s seed %d (%s)", sc.Name, *seed, dir), 1280, 800)
+	src.Close()
+	if rerr := <-done; rerr != nil {
+		return rerr
 	}
-	return nil
+	return err
 }
 
 // outDir is --out, or runs/SCENARIO-seedS.

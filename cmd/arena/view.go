@@ -40,12 +40,11 @@ func cmdView(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	default:
 		return errors.New("view: want one replay file (DIR/replay.jsonl) or --connect ADDRESS: one of the two")
 	}
-	return show(src, title, *width, *height)
+	return showWindow(ctx, src, title, *width, *height)
 }
 
-// viewReplay opens the viewer on a replay file. A variable, so that tests of
-// `arena run --view` need no display.
-var viewReplay = func(ctx context.Context, path string, width, height int) error {
+// viewReplay opens the viewer on a replay file.
+func viewReplay(ctx context.Context, path string, width, height int) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("view: %w", err)
@@ -63,17 +62,30 @@ var viewReplay = func(ctx context.Context, path string, width, height int) error
 	if err != nil {
 		return fmt.Errorf("view %s: %w", path, err)
 	}
-	return show(rs, fmt.Sprintf("arena view: %s seed %d (%s)", rep.Header.Scenario, rep.Header.Seed, path), width, height)
+	return showWindow(ctx, rs, fmt.Sprintf("arena view: %s seed %d (%s)", rep.Header.Scenario, rep.Header.Seed, path), width, height)
 }
 
-// show runs the viewer window on a source until it is closed.
-func show(src render.Source, title string, width, height int) error {
+// showWindow runs the viewer window on a source until it is closed or ctx
+// is done. A variable, so that tests drive the source with no display.
+var showWindow = func(ctx context.Context, src render.Source, title string, width, height int) error {
 	ebiten.SetWindowSize(width, height)
 	ebiten.SetWindowTitle(title)
 	ebiten.SetWindowResizingMode(ebiten.WindowResizingModeEnabled)
-	g := render.NewGame(src)
-	if err := ebiten.RunGame(g); err != nil {
+	if err := ebiten.RunGame(&window{Game: render.NewGame(src), ctx: ctx}); err != nil && !errors.Is(err, ebiten.Termination) {
 		return fmt.Errorf("view: %w", err)
 	}
 	return nil
+}
+
+// window is the viewer's game, closed when ctx is done (Ctrl-C).
+type window struct {
+	*render.Game
+	ctx context.Context
+}
+
+func (w *window) Update() error {
+	if w.ctx.Err() != nil {
+		return ebiten.Termination
+	}
+	return w.Game.Update()
 }
