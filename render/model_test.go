@@ -361,3 +361,78 @@ func TestDecisionsBubblesAndObjective(t *testing.T) {
 		require.LessOrEqual(t, len([]rune(l)), InspectorWidth, l)
 	}
 }
+
+// recordingSource is a Source that remembers what it was asked.
+type recordingSource struct {
+	ReplaySource
+	inspected []string
+}
+
+func (s *recordingSource) Inspect(agent string) error {
+	s.inspected = append(s.inspected, agent)
+	return s.ReplaySource.Inspect(agent)
+}
+
+func TestGameSeekFollowAndInspect(t *testing.T) {
+	var frames []ipc.Frame
+	for tick := 0; tick <= 100; tick++ {
+		f := testFrame(tick)
+		f.Agents[1].Position = world.Vec3{float64(tick) / 10, 0, 5}
+		frames = append(frames, f)
+	}
+	src := &recordingSource{ReplaySource: ReplaySource{Frames: frames, TicksPerUpdate: 1, playback: playback{speed: 1}, sent: -1}}
+	g := NewGame(src)
+	g.Layout(800, 600)
+	g.Pump()
+	g.TogglePause()
+
+	// Typing g 4 2 enter seeks to tick 42; a key that is not a digit is
+	// ignored; escape cancels.
+	g.StartSeek()
+	for _, k := range []string{"4", "x", "2", "\n"} {
+		require.True(t, g.Type(k))
+	}
+	g.Pump()
+	require.Equal(t, 42, g.Model.Tick)
+	g.StartSeek()
+	g.Type("9")
+	g.Type("\x1b")
+	_, typing := g.Typing()
+	require.False(t, typing)
+	require.False(t, g.Type("1"), "keys go to the seek prompt only while it is open")
+
+	// The timeline maps a click to a tick, and back.
+	x, y, w, h, ok := g.Timeline()
+	require.True(t, ok)
+	g.Click(x+w/4, y+h/2)
+	g.Pump()
+	require.Equal(t, 25, g.Model.Tick)
+	require.InDelta(t, 0.25, g.TimelineProgress(), 1e-9)
+	g.SeekBy(-30)
+	g.Pump()
+	require.Equal(t, 0, g.Model.Tick, "seeking clamps to the start")
+
+	// Selecting asks the source for observations; following keeps the agent
+	// in the middle as it moves; deselecting stops both.
+	g.Seek(50)
+	g.Pump()
+	sx, sy := g.Camera.WorldToScreen(5, 5)
+	g.Click(sx, sy)
+	require.Equal(t, "a2", g.Model.Selected)
+	require.Equal(t, []string{"a2"}, src.inspected)
+	g.Follow = true
+	g.Seek(80)
+	g.Pump()
+	require.Equal(t, 8.0, g.Camera.CenterX)
+	require.Equal(t, 5.0, g.Camera.CenterZ)
+	g.Select("")
+	require.False(t, g.Follow)
+	require.Equal(t, []string{"a2", ""}, src.inspected)
+
+	// A live source cannot seek: the HUD says so.
+	lg := NewGame(&LiveSource{})
+	lg.Seek(3)
+	require.Contains(t, lg.HUD(), "seek: only a replay can seek")
+	_, _, _, _, ok = lg.Timeline()
+	require.False(t, ok)
+}
