@@ -4,28 +4,11 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/arena-sim/arena/ipc"
 	"github.com/arena-sim/arena/scenarios"
 	"github.com/arena-sim/arena/server"
 )
-
-// waitFrame polls src until a frame satisfies ok, or fails the test.
-func waitFrame(t *testing.T, src *LiveSource, what string, ok func(ipc.Frame) bool) ipc.Frame {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		for _, f := range src.Poll() {
-			if ok(f) {
-				return f
-			}
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-	t.Fatalf("no frame %s within 10s (source error: %v)", what, src.Err())
-	return ipc.Frame{}
-}
 
 func TestLiveSource(t *testing.T) {
 	sc, err := scenarios.Load("foraging")
@@ -54,7 +37,7 @@ func TestLiveSource(t *testing.T) {
 		t.Fatalf("welcome for %q", src.Welcome.Scenario)
 	}
 	var m Model
-	first := waitFrame(t, src, "with agents", func(f ipc.Frame) bool { m.Apply(f); return len(f.Agents) == 2 })
+	first := pollUntil(t, src, "with agents", func(f ipc.Frame) bool { m.Apply(f); return len(f.Agents) == 2 })
 	if len(m.Static) == 0 && countType(first.Entities, "resource") == 0 {
 		t.Fatalf("first frame without entities: %+v", first)
 	}
@@ -65,7 +48,7 @@ func TestLiveSource(t *testing.T) {
 	if err := src.Inspect(id); err != nil {
 		t.Fatal(err)
 	}
-	in := waitFrame(t, src, "with the observation", func(f ipc.Frame) bool { m.Apply(f); return f.Inspect != nil })
+	in := pollUntil(t, src, "with the observation", func(f ipc.Frame) bool { m.Apply(f); return f.Inspect != nil })
 	m.Selected = id
 	if obs, err := m.Observation(); err != nil || obs == nil || obs.AgentID != id || obs.Tick > in.Tick {
 		t.Fatalf("inspected %+v: %v", obs, err)
@@ -73,13 +56,13 @@ func TestLiveSource(t *testing.T) {
 	if err := src.Control("pause", 0); err != nil {
 		t.Fatal(err)
 	}
-	paused := waitFrame(t, src, "paused", func(f ipc.Frame) bool { return f.Paused })
+	paused := pollUntil(t, src, "paused", func(f ipc.Frame) bool { return f.Paused })
 	if err := src.Control("step", 1); err != nil {
 		t.Fatal(err)
 	}
-	waitFrame(t, src, "one tick later", func(f ipc.Frame) bool { return f.Tick == paused.Tick+1 && f.Paused })
+	pollUntil(t, src, "one tick later", func(f ipc.Frame) bool { return f.Tick == paused.Tick+1 && f.Paused })
 	if err := src.Control("resume", 0); err != nil {
 		t.Fatal(err)
 	}
-	waitFrame(t, src, "playing", func(f ipc.Frame) bool { return !f.Paused && f.Tick > paused.Tick+1 })
+	pollUntil(t, src, "playing", func(f ipc.Frame) bool { return !f.Paused && f.Tick > paused.Tick+1 })
 }

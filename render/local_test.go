@@ -24,7 +24,7 @@ func pollUntil(t *testing.T, src Source, what string, ok func(ipc.Frame) bool) i
 		}
 		time.Sleep(time.Millisecond)
 	}
-	t.Fatalf("no frame %s within 10s", what)
+	t.Fatalf("no frame %s within 10s (source error: %v)", what, src.Err())
 	return ipc.Frame{}
 }
 

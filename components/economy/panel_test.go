@@ -4,9 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
-	"github.com/arena-sim/arena/components/economy"
+	"github.com/arena-sim/arena/internal/testutil"
 	"github.com/arena-sim/arena/world"
 	"github.com/stretchr/testify/require"
 )
@@ -15,17 +14,7 @@ import (
 // keeps to the panel limits.
 func (v *env) panel() world.Panel {
 	v.t.Helper()
-	before := v.w.StateHash()
-	vars := v.w.Variables()
-	p := v.e.Panel(v.w)
-	require.Equal(v.t, before, v.w.StateHash(), "Panel changes no state")
-	require.Equal(v.t, vars, v.w.Variables())
-	require.Equal(v.t, economy.Name, p.Name)
-	require.LessOrEqual(v.t, len(p.Lines), world.PanelLines)
-	for _, l := range p.Lines {
-		require.LessOrEqual(v.t, utf8.RuneCountInString(l), world.PanelWidth, l)
-	}
-	return p
+	return testutil.Panel(v.t, v.w, v.e)
 }
 
 func TestPanelShowsMetricsAndPolicies(t *testing.T) {

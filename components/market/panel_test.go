@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
+	"github.com/arena-sim/arena/internal/testutil"
 	"github.com/arena-sim/arena/world"
 	"github.com/stretchr/testify/require"
 )
@@ -14,15 +14,7 @@ import (
 // and keeps to the panel limits.
 func panelOf(t *testing.T, w *world.World, c *Component) world.Panel {
 	t.Helper()
-	before := w.StateHash()
-	p := c.Panel(w)
-	require.Equal(t, before, w.StateHash(), "Panel changes no state")
-	require.Equal(t, Name, p.Name)
-	require.LessOrEqual(t, len(p.Lines), world.PanelLines)
-	for _, l := range p.Lines {
-		require.LessOrEqual(t, utf8.RuneCountInString(l), world.PanelWidth, l)
-	}
-	return p
+	return testutil.Panel(t, w, c)
 }
 
 func TestPanelShowsPricesTradesAndResolution(t *testing.T) {

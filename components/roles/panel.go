@@ -64,32 +64,7 @@ func (g *Game) panelTrial(p *world.Panel) {
 	case PhaseDefense:
 		p.Add("On trial: %s (trial %d of %d), defending", g.players[g.defendant].id, g.trials, g.cfg.MaxTrials)
 	case PhaseJudgement:
-		guilty, innocent, abstain := 0, 0, 0
-		var items []string
-		for i, q := range g.players {
-			if !q.alive || i == g.defendant {
-				continue
-			}
-			v := g.votes[i]
-			if v == "" {
-				v = "abstain"
-			}
-			wt := 1
-			if q.revealed {
-				wt = g.cfg.MayorVotes
-			}
-			switch v {
-			case "guilty":
-				guilty += wt
-			case "innocent":
-				innocent += wt
-			default:
-				abstain++
-			}
-			if _, voted := g.votes[i]; voted {
-				items = append(items, q.id+" "+v)
-			}
-		}
+		guilty, innocent, abstain, _, items := g.tally()
 		tally := fmt.Sprintf(": guilty %d, innocent %d, abstain %d", guilty, innocent, abstain)
 		p.Add("On trial %s%s", world.Clip(g.players[g.defendant].id, world.PanelWidth-len("On trial ")-len(tally)), tally)
 		if len(items) > 0 {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/arena-sim/arena/internal/testutil"
 	"github.com/arena-sim/arena/tools"
@@ -16,21 +15,9 @@ import (
 // to the panel limits.
 func (tb *table) panel() world.Panel {
 	tb.t.Helper()
-	before := tb.w.StateHash()
-	p := tb.g.Panel(tb.w)
-	require.Equal(tb.t, before, tb.w.StateHash(), "Panel changes no state")
-	require.Equal(tb.t, Name, p.Name)
+	p := testutil.Panel(tb.t, tb.w, tb.g)
 	require.Equal(tb.t, "Role game", p.Title)
-	checkLimits(tb.t, p)
 	return p
-}
-
-func checkLimits(t *testing.T, p world.Panel) {
-	t.Helper()
-	require.LessOrEqual(t, len(p.Lines), world.PanelLines)
-	for _, l := range p.Lines {
-		require.LessOrEqual(t, utf8.RuneCountInString(l), world.PanelWidth, l)
-	}
 }
 
 func TestPanelFollowsTheGame(t *testing.T) {

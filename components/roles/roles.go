@@ -382,16 +382,15 @@ func (g *Game) Tick(w *world.World) {
 	}
 }
 
-// judge tallies the judgement; true means guilty. A revealed Mayor's vote
-// weighs MayorVotes; a missing vote is an abstention; a tie frees.
-func (g *Game) judge(w *world.World) bool {
-	guilty, innocent := 0, 0
-	var parts []string
+// tally counts the judgement's votes so far: a revealed Mayor's vote weighs
+// MayorVotes; a missing vote is an abstention. parts are "id vote" for every
+// living voter; cast, for those who voted.
+func (g *Game) tally() (guilty, innocent, abstain int, parts, cast []string) {
 	for i, p := range g.players {
 		if !p.alive || i == g.defendant {
 			continue
 		}
-		v := g.votes[i]
+		v, voted := g.votes[i]
 		if v == "" {
 			v = "abstain"
 		}
@@ -404,9 +403,20 @@ func (g *Game) judge(w *world.World) bool {
 			guilty += wt
 		case "innocent":
 			innocent += wt
+		default:
+			abstain++
 		}
-		parts = append(parts, fmt.Sprintf("%s %s", p.id, v))
+		parts = append(parts, p.id+" "+v)
+		if voted {
+			cast = append(cast, p.id+" "+v)
+		}
 	}
+	return guilty, innocent, abstain, parts, cast
+}
+
+// judge tallies the judgement; true means guilty. A tie frees.
+func (g *Game) judge(w *world.World) bool {
+	guilty, innocent, _, parts, _ := g.tally()
 	d := g.players[g.defendant]
 	verdict := "innocent"
 	if guilty > innocent {

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
+	"github.com/arena-sim/arena/internal/testutil"
 	"github.com/arena-sim/arena/world"
 	"github.com/stretchr/testify/require"
 )
@@ -14,15 +14,7 @@ import (
 // keeps to the panel limits.
 func (e *env) panel() world.Panel {
 	e.t.Helper()
-	before := e.w.StateHash()
-	p := e.s.Panel(e.w)
-	require.Equal(e.t, before, e.w.StateHash(), "Panel changes no state")
-	require.Equal(e.t, Name, p.Name)
-	require.LessOrEqual(e.t, len(p.Lines), world.PanelLines)
-	for _, l := range p.Lines {
-		require.LessOrEqual(e.t, utf8.RuneCountInString(l), world.PanelWidth, l)
-	}
-	return p
+	return testutil.Panel(e.t, e.w, e.s)
 }
 
 func TestPanelShowsTopPostsByFeedRanking(t *testing.T) {
