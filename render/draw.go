@@ -82,7 +82,7 @@ const (
 	bubbleChars   = 40 // a bubble's text is clipped to this many characters
 	bubblesShown  = 2  // an agent's newest bubble, and the one before stacked above
 	bubblePad     = 3
-	labelGap      = 3 // between a disc and its label
+	labelGap      = 3 // between a disc's facing line's reach and its label (below the disc)
 
 	minAgentPx    = 4    // the smallest radius an agent is drawn with
 	minResourcePx = 3    // and a resource
@@ -152,7 +152,8 @@ func (g *Game) Draw(screen *ebiten.Image) {
 		return float32(sx), float32(sy)
 	}
 	agentR := max(px(AgentRadius), minAgentPx)
-	// Perception radii, then paths, under everything.
+	// Perception radii, then paths, bubbles and labels (below the discs),
+	// under everything.
 	if g.ShowPerception && m.World != nil && m.World.Perception > 0 {
 		for _, a := range m.Agents {
 			if a.Alive && (m.Selected == "" || a.ID == m.Selected) {
@@ -180,7 +181,9 @@ func (g *Game) Draw(screen *ebiten.Image) {
 			if a.ID == m.Selected {
 				col = ColSelect
 			}
-			drawShadowText(screen, a.ID, int(x+agentR)+labelGap, int(y)-lineH/2-1, col)
+			id := printable(a.ID)
+			tw, _ := textSize(id)
+			drawShadowText(screen, id, int(x)-tw/2, int(y+agentR*facingTo)+labelGap-2, col)
 		}
 	}
 	for _, e := range m.Static {

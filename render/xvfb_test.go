@@ -2,92 +2,246 @@
 
 // Render tests: they open a window, so they need a display. test.sh runs
 // them under Xvfb: xvfb-run -a go test -tags xvfb -run Render ./render/
-// With ARENA_VIEWER_PNG=FILE the rendered screen is also written as a PNG
-// (docs/img/viewer.png is made this way).
+// With ARENA_VIEWER_PNG=FILE the basic scene is also written as a PNG
+// (docs/img/viewer.png is made this way); with ARENA_VIEWER_PNG_DIR=DIR
+// every built-in scenario's scene is written there as viewer-NAME.png
+// (docs/img/viewer-*.png).
 
 package render
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"image"
 	"image/color"
 	"image/png"
+	"math"
 	"os"
+	"path/filepath"
+	"slices"
 	"testing"
 
+	"github.com/arena-sim/arena/engine"
+	"github.com/arena-sim/arena/eval"
 	"github.com/arena-sim/arena/ipc"
+	"github.com/arena-sim/arena/scenarios"
+	"github.com/arena-sim/arena/world"
 	"github.com/hajimehoshi/ebiten/v2"
 )
 
-const shotW, shotH = 480, 360
-
-// shot is the screen rendered in TestMain (Ebiten must run on the main
-// thread), checked by TestRenderPixels.
-var (
-	shot    *image.RGBA
-	shotCam Camera
-	shotErr error
+const (
+	shotW, shotH   = 480, 360 // the basic scene (testFrame)
+	sceneW, sceneH = 960, 600 // the scenarios' scenes
+	sceneTicks     = 40       // ticks each scenario runs before its scene is shot
 )
 
-// shooter runs the game for a few frames with a fixed screen and keeps the
-// last one.
-type shooter struct {
+// scene is a game to render once, and what came of it. Ebiten runs once per
+// process, on the main thread: TestMain renders every scene in turn and the
+// tests check the shots.
+type scene struct {
+	name   string
 	g      *Game
+	w, h   int
+	err    error // building the scene failed
 	frames int
+	shot   *image.RGBA
+	cam    Camera
+	over   overlays
 }
 
-func (s *shooter) Update() error {
-	if err := s.g.Update(); err != nil {
-		return err
-	}
-	if shot != nil {
-		return ebiten.Termination
+var (
+	scenes  []*scene
+	shotErr error // the game loop failed
+)
+
+func findScene(name string) *scene {
+	for _, s := range scenes {
+		if s.name == name {
+			return s
+		}
 	}
 	return nil
 }
 
+// shooter runs the scenes one after the other, each for a few frames with a
+// fixed screen, and keeps the last frame of each.
+type shooter struct{ i int }
+
+// current is the scene being rendered, or nil when all are done.
+func (s *shooter) current() *scene {
+	for s.i < len(scenes) && scenes[s.i].err != nil {
+		s.i++
+	}
+	if s.i < len(scenes) {
+		return scenes[s.i]
+	}
+	return nil
+}
+
+func (s *shooter) Update() error {
+	sc := s.current()
+	if sc == nil {
+		return ebiten.Termination
+	}
+	return sc.g.Update()
+}
+
 func (s *shooter) Draw(screen *ebiten.Image) {
-	s.g.Draw(screen)
-	s.frames++
-	if s.frames < 3 {
+	sc := s.current()
+	if sc == nil {
 		return
 	}
-	b := screen.Bounds()
-	img := image.NewRGBA(b)
+	sc.g.Draw(screen)
+	if b := screen.Bounds(); b.Dx() != sc.w || b.Dy() != sc.h {
+		return // the layout of the scene before
+	}
+	sc.frames++
+	if sc.frames < 3 {
+		return
+	}
+	img := image.NewRGBA(screen.Bounds())
 	screen.ReadPixels(img.Pix)
-	shot, shotCam = img, s.g.Camera
+	sc.shot, sc.cam, sc.over = img, sc.g.Camera, sc.g.layoutOverlays()
+	s.i++
 }
 
 func (s *shooter) Layout(int, int) (int, int) {
-	s.g.Layout(shotW, shotH)
-	return shotW, shotH
+	if sc := s.current(); sc != nil {
+		sc.g.Layout(sc.w, sc.h)
+		return sc.w, sc.h
+	}
+	return sceneW, sceneH
 }
 
 func TestMain(m *testing.M) {
-	src := &ReplaySource{Frames: []ipc.Frame{testFrame(1)}, TicksPerUpdate: 1, speed: 1, sent: -1}
+	src := &ReplaySource{Frames: []ipc.Frame{testFrame(1)}, TicksPerUpdate: 1, playback: playback{speed: 1}, sent: -1}
 	g := NewGame(src)
 	g.Model.Selected = "a1"
-	ebiten.SetWindowSize(shotW, shotH)
+	scenes = append(scenes, &scene{name: "basic", g: g, w: shotW, h: shotH})
+	for _, name := range scenarios.Builtin() {
+		scenes = append(scenes, scenarioScene(name, name, nil))
+	}
+	// The whole observation of an agent, scrolled a little.
+	scenes = append(scenes, scenarioScene("observation", "foraging", func(g *Game) { g.ShowObs, g.ObsScroll = true, 6 }))
+	ebiten.SetWindowSize(sceneW, sceneH)
 	ebiten.SetWindowTitle("arena render test")
-	err := ebiten.RunGameWithOptions(&shooter{g: g}, &ebiten.RunGameOptions{InitUnfocused: true})
+	err := ebiten.RunGameWithOptions(&shooter{}, &ebiten.RunGameOptions{InitUnfocused: true})
 	if err != nil && !errors.Is(err, ebiten.Termination) {
 		shotErr = err
 	}
-	if shot == nil && shotErr == nil {
-		shotErr = errors.New("no frame was drawn")
-	}
-	if p := os.Getenv("ARENA_VIEWER_PNG"); p != "" && shot != nil {
-		f, err := os.Create(p)
-		if err == nil {
-			err = png.Encode(f, shot)
-			f.Close()
-		}
-		if err != nil {
+	if p := os.Getenv("ARENA_VIEWER_PNG"); p != "" && scenes[0].shot != nil {
+		if err := writePNG(p, scenes[0].shot); err != nil {
 			fmt.Fprintln(os.Stderr, "write the screenshot:", err)
 		}
 	}
 	os.Exit(m.Run())
+}
+
+// scenarioScene runs a built-in scenario for sceneTicks ticks with its bots,
+// keeping a frame per tick and every observation as a replay source does,
+// and returns a game paused at the last tick with the first agent selected
+// and its perception radius shown. adjust, when set, changes the game.
+func scenarioScene(name, scenario string, adjust func(*Game)) *scene {
+	s := &scene{name: name, w: sceneW, h: sceneH}
+	sc, err := scenarios.Load(scenario)
+	if err != nil {
+		s.err = err
+		return s
+	}
+	w, err := sc.NewWorld(scenarios.Options{Seed: 1})
+	if err != nil {
+		s.err = err
+		return s
+	}
+	ctrls, err := eval.Controllers(sc, w)
+	if err != nil {
+		s.err = err
+		return s
+	}
+	rate := w.TickRate()
+	if rate <= 0 {
+		rate = 10
+	}
+	src := &ReplaySource{TicksPerUpdate: rate / UpdatesPerSecond, playback: playback{speed: 1}, sent: -1,
+		period: max(sc.Limits.DecisionPeriod, 1), obs: map[string][]obsAt{}}
+	first := ipc.WorldFrame(w)
+	first.Episode, first.World = 1, ipc.Describe(w, "replay", sc.Limits.DecisionPeriod)
+	first.Entities = append(ipc.StaticEntities(w), first.Entities...)
+	src.Frames = []ipc.Frame{first}
+	r := &engine.Runner{World: w, Controllers: ctrls, DecisionPeriod: sc.Limits.DecisionPeriod, MaxTicks: sceneTicks, Record: true,
+		OnObserve: func(tick int, obs []*world.Observation) {
+			for _, o := range obs {
+				if o == nil {
+					continue
+				}
+				if in := ipc.Inspection(o.AgentID, o); in != nil {
+					src.obs[o.AgentID] = append(src.obs[o.AgentID], obsAt{tick, in.Observation})
+				}
+			}
+		},
+		OnTick: func(rec *engine.TickRecord) {
+			f := ipc.TickFrame(w, rec)
+			f.Episode = 1
+			f.Decisions, f.Events = slices.Clone(f.Decisions), slices.Clone(f.Events)
+			src.Frames = append(src.Frames, f)
+		},
+	}
+	if _, err := r.Run(context.Background()); err != nil {
+		s.err = err
+		return s
+	}
+	src.Seek(src.Ticks())
+	src.Control("pause", 0)
+	g := NewGame(src)
+	g.ShowPerception = true
+	if len(first.Agents) > 0 {
+		g.Select(first.Agents[0].ID)
+	}
+	if adjust != nil {
+		adjust(g)
+	}
+	s.g = g
+	return s
+}
+
+func writePNG(path string, img image.Image) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := png.Encode(f, img); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// shotOf returns the scene's shot, written to the test's temporary folder
+// (and to ARENA_VIEWER_PNG_DIR as viewer-NAME.png when that is set).
+func shotOf(t *testing.T, name string) *scene {
+	t.Helper()
+	if shotErr != nil {
+		t.Fatal(shotErr)
+	}
+	s := findScene(name)
+	switch {
+	case s == nil:
+		t.Fatalf("no scene %s", name)
+	case s.err != nil:
+		t.Fatalf("scene %s: %v", name, s.err)
+	case s.shot == nil:
+		t.Fatalf("scene %s was not drawn", name)
+	}
+	if err := writePNG(filepath.Join(t.TempDir(), "viewer-"+name+".png"), s.shot); err != nil {
+		t.Error(err)
+	}
+	if dir := os.Getenv("ARENA_VIEWER_PNG_DIR"); dir != "" && name != "basic" { // basic goes to ARENA_VIEWER_PNG
+		if err := writePNG(filepath.Join(dir, "viewer-"+name+".png"), s.shot); err != nil {
+			t.Error(err)
+		}
+	}
+	return s
 }
 
 func near(a, b color.RGBA) bool {
@@ -101,22 +255,23 @@ func near(a, b color.RGBA) bool {
 }
 
 func TestRenderPixels(t *testing.T) {
-	if shotErr != nil {
-		t.Fatal(shotErr)
-	}
+	s := shotOf(t, "basic")
+	shot, cam := s.shot, s.cam
 	var m Model
 	m.Apply(testFrame(1))
 	at := func(x, z, dx float64) color.RGBA {
-		sx, sy := shotCam.WorldToScreen(x, z)
+		sx, sy := cam.WorldToScreen(x, z)
 		return shot.RGBAAt(int(sx+dx), int(sy))
 	}
-	// Agent a1 faces +x: look left of its centre, away from the facing line.
-	r := max(AgentRadius*shotCam.Scale, 4)
-	if got, want := at(0, 0, -r/2), m.TeamColour("red"); !near(got, want) {
-		t.Errorf("agent a1: %v, want its team colour %v", got, want)
-	}
-	if got, want := at(10, 5, -r/2), m.TeamColour("blue"); !near(got, want) {
-		t.Errorf("agent a2: %v, want its team colour %v", got, want)
+	// Agent a1 faces +x: its centre, and left of it, away from the facing line.
+	r := max(AgentRadius*cam.Scale, 4)
+	for _, dx := range []float64{0, -r / 2} {
+		if got, want := at(0, 0, dx), m.TeamColour("red"); !near(got, want) {
+			t.Errorf("agent a1 (%+g px): %v, want its team colour %v", dx, got, want)
+		}
+		if got, want := at(10, 5, dx), m.TeamColour("blue"); !near(got, want) {
+			t.Errorf("agent a2 (%+g px): %v, want its team colour %v", dx, got, want)
+		}
 	}
 	if got, want := at(5, 5, 0), ResourceColours["wood"]; !near(got, want) {
 		t.Errorf("resource: %v, want %v", got, want)
@@ -125,15 +280,266 @@ func TestRenderPixels(t *testing.T) {
 		t.Errorf("station in use: %v, want %v", got, ColStationInUse)
 	}
 	// The HUD: white text at the top left, and the inspector's panel.
-	white := 0
-	for y := 0; y < 16; y++ {
-		for x := 0; x < 200; x++ {
-			if c := shot.RGBAAt(x, y); c.R > 200 && c.G > 200 && c.B > 200 {
-				white++
+	if n := whitePixels(shot, image.Rect(0, 0, 200, lineH)); n < 20 {
+		t.Errorf("HUD: %d white pixels in the top line", n)
+	}
+	if s.over.side.Empty() || whitePixels(shot, s.over.side) < 100 {
+		t.Errorf("inspector: %v, %d white pixels", s.over.side, whitePixels(shot, s.over.side))
+	}
+}
+
+// whitePixels counts the text's pixels in r.
+func whitePixels(img *image.RGBA, r image.Rectangle) int {
+	n := 0
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			if c := img.RGBAAt(x, y); c.R > 200 && c.G > 200 && c.B > 200 {
+				n++
 			}
 		}
 	}
-	if white < 20 {
-		t.Errorf("HUD: %d white pixels in the top line", white)
+	return n
+}
+
+// colourPixels counts the pixels in r near the colour.
+func colourPixels(img *image.RGBA, r image.Rectangle, col color.RGBA) int {
+	n := 0
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			if near(img.RGBAAt(x, y), col) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// covered reports whether a screen point is off the screen or under (or
+// within margin pixels of) a panel.
+func (s *scene) covered(x, y, margin float64) bool {
+	if x < margin || y < margin || x >= float64(s.w)-margin || y >= float64(s.h)-margin {
+		return true
+	}
+	p := image.Pt(int(x), int(y))
+	for _, r := range s.over.rects() {
+		if p.In(r.Inset(-int(math.Ceil(margin)))) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestRenderScenarios checks each built-in scenario's scene, run for a few
+// ticks: agents in their team colours and resources in theirs where nothing
+// covers them, the HUD, the timeline, the inspector, the components' panels,
+// and team_capture's terrain shading.
+func TestRenderScenarios(t *testing.T) {
+	withPanels := []string{"social", "market", "economy", "town_square", "role_game", "debate"}
+	for _, name := range scenarios.Builtin() {
+		t.Run(name, func(t *testing.T) {
+			s := shotOf(t, name)
+			m, shot := &s.g.Model, s.shot
+			r := max(AgentRadius*s.cam.Scale, minAgentPx)
+			// (a) Every agent whose disc nothing covers shows its team colour at
+			// its centre.
+			seen := 0
+			for i, a := range m.Agents {
+				sx, sy := s.cam.WorldToScreen(a.Position[0], a.Position[2])
+				if !a.Alive || s.covered(sx, sy, 2) {
+					continue
+				}
+				hidden := false
+				for j, b := range m.Agents {
+					bx, by := s.cam.WorldToScreen(b.Position[0], b.Position[2])
+					if j > i && math.Hypot(bx-sx, by-sy) < 2*r+4 {
+						hidden = true // under a disc drawn later
+					}
+				}
+				if hidden {
+					continue
+				}
+				seen++
+				if got, want := shot.RGBAAt(int(sx), int(sy)), m.TeamColour(a.Team); !near(got, want) {
+					t.Errorf("agent %s at (%.0f, %.0f): %v, want its team colour %v", a.ID, sx, sy, got, want)
+				}
+			}
+			if seen == 0 {
+				t.Errorf("no agent's disc is in sight (%d agents)", len(m.Agents))
+			}
+			// (b) Resources away from agents and stations show their colour.
+			resources, checked := 0, 0
+			for _, e := range m.Entities {
+				if e.Type != "resource" {
+					continue
+				}
+				resources++
+				sx, sy := s.cam.WorldToScreen(e.Position[0], e.Position[2])
+				if s.covered(sx, sy, 2) || nearAgentOrStation(s, sx, sy, 2*r+8) {
+					continue
+				}
+				checked++
+				if got, want := shot.RGBAAt(int(sx), int(sy)), ResourceColour(e); !near(got, want) {
+					t.Errorf("resource %s (%s) at (%.0f, %.0f): %v, want %v", e.Name, e.Kind, sx, sy, got, want)
+				}
+			}
+			if resources > 0 && checked == 0 {
+				t.Errorf("none of %d resources is in sight", resources)
+			}
+			// (c) The HUD's text, and the timeline played to the end.
+			if n := whitePixels(shot, image.Rect(0, 0, 300, lineH)); n < 20 {
+				t.Errorf("HUD: %d white pixels in the top line", n)
+			}
+			if tl := s.over.timeline; tl.Empty() {
+				t.Error("no timeline")
+			} else if got := shot.RGBAAt(tl.Min.X+2, (tl.Min.Y+tl.Max.Y)/2); !near(got, ColTimePlayed) {
+				t.Errorf("timeline: %v, want the played colour %v", got, ColTimePlayed)
+			}
+			if s.over.side.Empty() || whitePixels(shot, s.over.side) < 100 {
+				t.Errorf("inspector of %s: %v", m.Selected, s.over.side)
+			}
+			// (d) The terrain's shading.
+			if name == "team_capture" {
+				checkTerrain(t, s)
+			}
+			// (e) The components' panels: a title and lines each.
+			if slices.Contains(withPanels, name) {
+				if len(m.Panels) == 0 || len(s.over.panels) != len(m.Panels) {
+					t.Fatalf("%d panels in the model, %d drawn", len(m.Panels), len(s.over.panels))
+				}
+				for _, p := range s.over.panels {
+					title, text := colourPixels(shot, p.r, ColPanelTitle), whitePixels(shot, p.r)
+					if title < 20 || text < 20*len(p.lines) {
+						t.Errorf("panel %q at %v: %d title pixels, %d text pixels for %d lines", p.title, p.r, title, text, len(p.lines))
+					}
+				}
+			}
+		})
+	}
+}
+
+// nearAgentOrStation reports whether a screen point is within d pixels of an
+// agent or a station (which are drawn over resources).
+func nearAgentOrStation(s *scene, x, y, d float64) bool {
+	for _, a := range s.g.Model.Agents {
+		ax, ay := s.cam.WorldToScreen(a.Position[0], a.Position[2])
+		if math.Hypot(ax-x, ay-y) < d {
+			return true
+		}
+	}
+	for _, e := range s.g.Model.Entities {
+		if e.Type == "station" {
+			ex, ey := s.cam.WorldToScreen(e.Position[0], e.Position[2])
+			if math.Hypot(ex-x, ey-y) < max(stationHalf*s.cam.Scale, minStationPx)*1.5+4 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// checkTerrain finds bare ground (away from panels, everything in the world,
+// the perception circle and grid lines) at a low and a high point, and checks
+// each pixel has the ground's shade for its height: the low one darker.
+func checkTerrain(t *testing.T, s *scene) {
+	m, c := &s.g.Model, &s.cam
+	fw := m.World
+	if fw == nil || len(fw.TerrainHeights) == 0 {
+		t.Fatal("team_capture has no terrain heights")
+	}
+	b := world.Bounds{MinX: fw.Bounds[0], MinZ: fw.Bounds[1], MaxX: fw.Bounds[2], MaxZ: fw.Bounds[3]}
+	ter := world.Terrain{Base: fw.TerrainBase, Heights: fw.TerrainHeights}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, row := range fw.TerrainHeights {
+		for _, h := range row {
+			lo, hi = min(lo, h), max(hi, h)
+		}
+	}
+	step := gridMetres
+	for step*c.Scale < gridMinPx {
+		step *= 2
+	}
+	onGrid := func(v float64) bool { // v in metres along x or z
+		d := math.Abs(v/step-math.Round(v/step)) * step * c.Scale
+		return d < 3
+	}
+	bare := func(sx, sy float64) bool {
+		x, z := c.ScreenToWorld(sx, sy)
+		if s.covered(sx, sy, 4) || !b.Contains(x, z) || onGrid(x) || onGrid(z) {
+			return false
+		}
+		dist := func(p world.Vec3) float64 {
+			px, py := c.WorldToScreen(p[0], p[2])
+			return math.Hypot(px-sx, py-sy)
+		}
+		for _, e := range append(slices.Clone(m.Static), m.Entities...) {
+			reach := 12.0
+			for _, v := range e.Size {
+				reach = max(reach, v*c.Scale*math.Sqrt2+8)
+			}
+			if dist(e.Position) < reach {
+				return false
+			}
+		}
+		for _, a := range m.Agents {
+			if dist(a.Position) < 80 { // the disc, its label and its bubbles
+				return false
+			}
+			if a.ID == m.Selected && math.Abs(dist(a.Position)-fw.Perception*c.Scale) < 4 {
+				return false
+			}
+			for _, p := range a.Action.Path {
+				if dist(p) < 12 {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	type point struct{ sx, sy, h float64 }
+	var low, high *point
+	for sy := 2.0; sy < float64(s.h); sy += 5 {
+		for sx := 2.0; sx < float64(s.w); sx += 5 {
+			if !bare(sx, sy) {
+				continue
+			}
+			x, z := c.ScreenToWorld(sx+0.5, sy+0.5)
+			p := &point{sx, sy, ter.HeightAt(b, x, z) - fw.TerrainBase}
+			if low == nil || p.h < low.h {
+				low = p
+			}
+			if high == nil || p.h > high.h {
+				high = p
+			}
+		}
+	}
+	if low == nil || high.h-low.h < (hi-lo)/2 {
+		t.Fatalf("no bare ground spanning half the heights (%v to %v): %+v %+v", lo, hi, low, high)
+	}
+	lum := func(c color.RGBA) int { return 299*int(c.R) + 587*int(c.G) + 114*int(c.B) }
+	pl, ph := s.shot.RGBAAt(int(low.sx), int(low.sy)), s.shot.RGBAAt(int(high.sx), int(high.sy))
+	if lum(pl) >= lum(ph) {
+		t.Errorf("ground at height %.2f is %v, at %.2f %v: the low one should be darker", low.h, pl, high.h, ph)
+	}
+	for _, p := range []*point{low, high} {
+		got, want := s.shot.RGBAAt(int(p.sx), int(p.sy)), groundShade((p.h-lo)/(hi-lo))
+		if !near(got, want) {
+			t.Errorf("ground at (%.0f, %.0f), height %.2f: %v, want about %v", p.sx, p.sy, p.h, got, want)
+		}
+	}
+}
+
+// TestRenderObservation checks the whole observation's panel: tall, with
+// text, scrolled as asked.
+func TestRenderObservation(t *testing.T) {
+	s := shotOf(t, "observation")
+	o := s.over
+	if o.sideTitle == "" || len(o.sideLines) < 10 || o.side.Dy() < s.h/2 {
+		t.Fatalf("observation panel %v, title %q, %d lines", o.side, o.sideTitle, len(o.sideLines))
+	}
+	if s.g.ObsScroll != 6 {
+		t.Errorf("scrolled to line %d, want 6", s.g.ObsScroll)
+	}
+	if n := whitePixels(s.shot, o.side); n < 50*len(o.sideLines) {
+		t.Errorf("observation panel: %d text pixels for %d lines", n, len(o.sideLines))
 	}
 }
