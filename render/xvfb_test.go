@@ -2,17 +2,14 @@
 
 // Render tests: they open a window, so they need a display. test.sh runs
 // them under Xvfb: xvfb-run -a go test -tags xvfb -run Render ./render/
-// With ARENA_VIEWER_PNG=FILE the basic scene is also written as a PNG
-// (docs/img/viewer.png is made this way); with ARENA_VIEWER_PNG_DIR=DIR
-// every built-in scenario's scene is written there as viewer-NAME.png
-// (docs/img/viewer-*.png).
+// With ARENA_VIEWER_PNG_DIR=DIR every built-in scenario's scene is written
+// there as viewer-NAME.png (docs/img/viewer-*.png are made this way).
 
 package render
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"image"
 	"image/color"
 	"image/png"
@@ -130,11 +127,6 @@ func TestMain(m *testing.M) {
 	if err != nil && !errors.Is(err, ebiten.Termination) {
 		shotErr = err
 	}
-	if p := os.Getenv("ARENA_VIEWER_PNG"); p != "" && scenes[0].shot != nil {
-		if err := writePNG(p, scenes[0].shot); err != nil {
-			fmt.Fprintln(os.Stderr, "write the screenshot:", err)
-		}
-	}
 	os.Exit(m.Run())
 }
 
@@ -236,7 +228,7 @@ func shotOf(t *testing.T, name string) *scene {
 	if err := writePNG(filepath.Join(t.TempDir(), "viewer-"+name+".png"), s.shot); err != nil {
 		t.Error(err)
 	}
-	if dir := os.Getenv("ARENA_VIEWER_PNG_DIR"); dir != "" && name != "basic" { // basic goes to ARENA_VIEWER_PNG
+	if dir := os.Getenv("ARENA_VIEWER_PNG_DIR"); dir != "" && name != "basic" {
 		if err := writePNG(filepath.Join(dir, "viewer-"+name+".png"), s.shot); err != nil {
 			t.Error(err)
 		}
