@@ -462,24 +462,6 @@ type panelBox struct {
 	lines []string
 }
 
-// rects are the boxes that cover the world.
-func (o *overlays) rects() []image.Rectangle {
-	out := []image.Rectangle{o.hud}
-	for _, p := range o.panels {
-		out = append(out, p.r)
-	}
-	for _, r := range []image.Rectangle{o.side, o.log, o.timeline} {
-		if !r.Empty() {
-			out = append(out, r)
-		}
-	}
-	if o.tickLabel != "" {
-		w, h := textSize(o.tickLabel)
-		out = append(out, image.Rectangle{Min: o.tickAt, Max: o.tickAt.Add(image.Pt(w, h))})
-	}
-	return out
-}
-
 // layoutOverlays places the panels: the HUD across the top; the
 // components' panels stacked down the left below it; the inspector (or the
 // whole observation) on the right; the event log at the bottom left; and a

@@ -535,3 +535,21 @@ func TestRenderObservation(t *testing.T) {
 		t.Errorf("observation panel: %d text pixels for %d lines", n, len(o.sideLines))
 	}
 }
+
+// rects are the boxes that cover the world.
+func (o *overlays) rects() []image.Rectangle {
+	out := []image.Rectangle{o.hud}
+	for _, p := range o.panels {
+		out = append(out, p.r)
+	}
+	for _, r := range []image.Rectangle{o.side, o.log, o.timeline} {
+		if !r.Empty() {
+			out = append(out, r)
+		}
+	}
+	if o.tickLabel != "" {
+		w, h := textSize(o.tickLabel)
+		out = append(out, image.Rectangle{Min: o.tickAt, Max: o.tickAt.Add(image.Pt(w, h))})
+	}
+	return out
+}

@@ -161,7 +161,7 @@ func (d *Debate) must(p *participant, owed []string) string {
 	}
 	if len(owed) == 0 {
 		if p.judge {
-			return fmt.Sprintf("wait while the debaters work (do_nothing); you evaluate or synthesise later.")
+			return "wait while the debaters work (do_nothing); you evaluate or synthesise later."
 		}
 		return fmt.Sprintf("wait for the %s phase to end (do_nothing); you have made every contribution it asks of you.", d.phase)
 	}
