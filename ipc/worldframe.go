@@ -16,7 +16,8 @@ import (
 // the server, the viewer's replay source and an in-process run all build
 // frames with it.
 func WorldFrame(w *world.World) Frame {
-	f := Frame{Type: "frame", Tick: w.Tick(), TeamScores: w.TeamScores()}
+	// Agents is never nil: a frame without agents is a viewer's skipped tick.
+	f := Frame{Type: "frame", Tick: w.Tick(), TeamScores: w.TeamScores(), Agents: make([]FrameAgent, 0, len(w.Agents()))}
 	for _, a := range w.Agents() {
 		// The agent's own state only: a full observation (perception and all)
 		// per agent per tick would cost more than the frame is worth; a

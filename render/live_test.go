@@ -33,11 +33,12 @@ func TestLiveSource(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer src.Close()
+	p := &poller{src: src}
 	if src.Welcome.Scenario != "foraging" {
 		t.Fatalf("welcome for %q", src.Welcome.Scenario)
 	}
 	var m Model
-	first := pollUntil(t, src, "with agents", func(f ipc.Frame) bool { m.Apply(f); return len(f.Agents) == 2 })
+	first := p.until(t, "with agents", func(f ipc.Frame) bool { m.Apply(f); return len(f.Agents) == 2 })
 	if len(m.Static) == 0 && countType(first.Entities, "resource") == 0 {
 		t.Fatalf("first frame without entities: %+v", first)
 	}
@@ -48,7 +49,7 @@ func TestLiveSource(t *testing.T) {
 	if err := src.Inspect(id); err != nil {
 		t.Fatal(err)
 	}
-	in := pollUntil(t, src, "with the observation", func(f ipc.Frame) bool { m.Apply(f); return f.Inspect != nil })
+	in := p.until(t, "with the observation", func(f ipc.Frame) bool { m.Apply(f); return f.Inspect != nil })
 	m.Selected = id
 	if obs, err := m.Observation(); err != nil || obs == nil || obs.AgentID != id || obs.Tick > in.Tick {
 		t.Fatalf("inspected %+v: %v", obs, err)
@@ -56,13 +57,13 @@ func TestLiveSource(t *testing.T) {
 	if err := src.Control("pause", 0); err != nil {
 		t.Fatal(err)
 	}
-	paused := pollUntil(t, src, "paused", func(f ipc.Frame) bool { return f.Paused })
+	paused := p.until(t, "paused", func(f ipc.Frame) bool { return f.Paused })
 	if err := src.Control("step", 1); err != nil {
 		t.Fatal(err)
 	}
-	pollUntil(t, src, "one tick later", func(f ipc.Frame) bool { return f.Tick == paused.Tick+1 && f.Paused })
+	p.until(t, "one tick later", func(f ipc.Frame) bool { return f.Tick == paused.Tick+1 && f.Paused })
 	if err := src.Control("resume", 0); err != nil {
 		t.Fatal(err)
 	}
-	pollUntil(t, src, "playing", func(f ipc.Frame) bool { return !f.Paused && f.Tick > paused.Tick+1 })
+	p.until(t, "playing", func(f ipc.Frame) bool { return !f.Paused && f.Tick > paused.Tick+1 })
 }

@@ -26,6 +26,7 @@ type LocalSource struct {
 	dirty   bool // the inspected agent changed: a paused tick loop sends its observation
 	closed  bool
 	ended   bool
+	err     error
 	next    time.Time // when the next tick is due
 }
 
@@ -185,10 +186,11 @@ func (s *LocalSource) Inspect(agent string) error {
 	return nil
 }
 
-// End marks the run over: the viewer shows the last frame until closed.
-func (s *LocalSource) End() {
+// End marks the run over, with the error it ended with (nil when it went
+// well): the viewer shows the last frame, and the error, until closed.
+func (s *LocalSource) End(err error) {
 	s.mu.Lock()
-	s.ended = true
+	s.ended, s.err = true, err
 	s.mu.Unlock()
 }
 
@@ -207,5 +209,9 @@ func (s *LocalSource) Close() {
 	s.wakeLocked()
 }
 
-// Err is always nil: an in-process run reports its own errors.
-func (s *LocalSource) Err() error { return nil }
+// Err is the error the run ended with, if any.
+func (s *LocalSource) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}

@@ -12,19 +12,27 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// pollUntil polls src until a frame satisfies ok, or fails the test.
-func pollUntil(t *testing.T, src Source, what string, ok func(ipc.Frame) bool) ipc.Frame {
+// poller polls a source for frames, keeping those that came in the same
+// batch as the one it was waiting for.
+type poller struct {
+	src  Source
+	kept []ipc.Frame
+}
+
+// until returns the first frame (from those kept, then polled) that
+// satisfies ok, dropping the frames before it; it fails the test after 10 s.
+func (p *poller) until(t *testing.T, what string, ok func(ipc.Frame) bool) ipc.Frame {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		for _, f := range src.Poll() {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		for i, f := range p.kept {
 			if ok(f) {
+				p.kept = p.kept[i+1:]
 				return f
 			}
 		}
-		time.Sleep(time.Millisecond)
+		p.kept = p.src.Poll()
 	}
-	t.Fatalf("no frame %s within 10s (source error: %v)", what, src.Err())
+	t.Fatalf("no frame %s within 10s (source error: %v)", what, p.src.Err())
 	return ipc.Frame{}
 }
 
@@ -38,6 +46,7 @@ func TestLocalSource(t *testing.T) {
 	ticked := 0
 	r := &engine.Runner{World: w, Controllers: ctrls, MaxTicks: 200, OnTick: func(*engine.TickRecord) { ticked++ }}
 	src := NewLocalSource()
+	p := &poller{src: src}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	require.NoError(t, src.Control("pause", 0))
@@ -53,18 +62,18 @@ func TestLocalSource(t *testing.T) {
 
 	// The first frame describes the world and carries the obstacles; paused,
 	// the run waits after its first tick.
-	first := pollUntil(t, src, "describing the world", func(f ipc.Frame) bool { return f.World != nil })
+	first := p.until(t, "describing the world", func(f ipc.Frame) bool { return f.World != nil })
 	require.Equal(t, "local", first.World.Mode)
 	require.Equal(t, w.TickRate(), first.World.TickRate)
 	require.Equal(t, len(w.Obstacles()), countType(first.Entities, "obstacle"))
-	f1 := pollUntil(t, src, "after tick 0", func(f ipc.Frame) bool { return f.Tick == 1 })
+	f1 := p.until(t, "after tick 0", func(f ipc.Frame) bool { return f.Tick == 1 })
 	require.True(t, f1.Paused)
 	require.Len(t, f1.Decisions, 3, "every agent's decision of tick 0")
 
 	// Inspecting while paused: the waiting tick loop sends the observation.
 	id := w.Agents()[0].ID
 	require.NoError(t, src.Inspect(id))
-	in := pollUntil(t, src, "with the observation", func(f ipc.Frame) bool { return f.Inspect != nil })
+	in := p.until(t, "with the observation", func(f ipc.Frame) bool { return f.Inspect != nil })
 	require.Equal(t, 1, in.Tick)
 	require.Equal(t, 0, in.Inspect.Tick)
 	var m Model
@@ -76,7 +85,7 @@ func TestLocalSource(t *testing.T) {
 
 	// One step is one tick, with the inspected observation of that tick.
 	require.NoError(t, src.Control("step", 1))
-	f2 := pollUntil(t, src, "after the step", func(f ipc.Frame) bool { return f.Tick == 2 })
+	f2 := p.until(t, "after the step", func(f ipc.Frame) bool { return f.Tick == 2 })
 	require.Equal(t, 1, f2.Inspect.Tick)
 	require.Equal(t, 2, ticked, "the run went on by exactly the step")
 
@@ -84,7 +93,7 @@ func TestLocalSource(t *testing.T) {
 	// viewer no longer holds it and it ends.
 	require.NoError(t, src.Control("speed", 100))
 	require.NoError(t, src.Control("resume", 0))
-	pollUntil(t, src, "playing", func(f ipc.Frame) bool { return f.Tick > 5 && !f.Paused })
+	p.until(t, "playing", func(f ipc.Frame) bool { return f.Tick > 5 && !f.Paused })
 	src.Close()
 	select {
 	case res := <-done:

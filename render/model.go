@@ -73,13 +73,22 @@ var bubbleParams = []string{"message", "content", "text"}
 // Apply updates the model with a frame. Obstacles in a frame replace the
 // static entities (a spectator gets them in its first frame of each episode);
 // everything else replaces the last frame's. A frame with no agents (a
-// replay's skipped tick) adds only its events and decisions.
+// replay's skipped tick) adds only its events and decisions. A frame of the
+// tick the model already shows (a server acknowledging a control, an
+// inspected observation) adds no events or decisions again.
 func (m *Model) Apply(f ipc.Frame) {
-	if f.Episode != m.Episode && m.Frames > 0 {
+	repeat := false
+	switch {
+	case f.Episode != m.Episode && m.Frames > 0:
 		m.Static, m.Events, m.World, m.Decisions, m.Bubbles, m.Inspect = nil, nil, nil, nil, nil, nil
-	} else if f.Tick < m.Tick {
+	case f.Tick < m.Tick:
 		// A seek backwards: the log starts again.
 		m.Events, m.Decisions, m.Bubbles = nil, nil, nil
+	case f.Tick == m.Tick && m.Frames > 0:
+		repeat = true
+	}
+	if repeat {
+		f.Events, f.Decisions = nil, nil
 	}
 	m.Episode, m.Tick, m.Paused = f.Episode, f.Tick, f.Paused
 	if f.World != nil {
@@ -145,14 +154,22 @@ func said(d engine.DecisionEntry) string {
 	return ""
 }
 
-// bubbleTicks is how many ticks a bubble shows: BubbleSeconds of world time
-// (at 10 ticks a second when the tick rate is unknown).
+// bubbleTicks is how many ticks a bubble shows: BubbleSeconds of world time.
 func (m *Model) bubbleTicks() int {
-	rate := 10.0
-	if m.World != nil && m.World.TickRate > 0 {
+	rate := 0.0
+	if m.World != nil {
 		rate = m.World.TickRate
 	}
-	return max(1, int(math.Round(BubbleSeconds*rate)))
+	return BubbleTicks(rate)
+}
+
+// BubbleTicks is how many ticks a bubble shows at a tick rate (10 ticks a
+// second when it is unknown).
+func BubbleTicks(tickRate float64) int {
+	if !(tickRate > 0) {
+		tickRate = 10
+	}
+	return max(1, int(math.Round(BubbleSeconds*tickRate)))
 }
 
 // BubbleAlpha is how opaque a bubble is now: 1 when just said, fading to 0.

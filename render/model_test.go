@@ -254,9 +254,14 @@ func TestReplaySource(t *testing.T) {
 	if len(frames) != 25 || frames[len(frames)-1].Tick != 25 || !frames[len(frames)-1].Paused {
 		t.Fatalf("seek to 25: %d frames", len(frames))
 	}
+	for _, fr := range frames {
+		m.Apply(fr)
+	}
+	// Backwards, the frames from as far back as a bubble lasts (30 ticks at
+	// 10 ticks a second: here from the start), only the last one whole.
 	src.Seek(10)
 	frames = src.Poll()
-	if len(frames) != 5 || frames[0].Tick != 6 || frames[4].Tick != 10 || frames[0].Agents != nil || len(frames[4].Agents) != len(h.Agents) {
+	if len(frames) != 11 || frames[0].Tick != 0 || frames[10].Tick != 10 || frames[5].Agents != nil || len(frames[10].Agents) != len(h.Agents) {
 		t.Fatalf("seek back to 10: %d frames from tick %d", len(frames), frames[0].Tick)
 	}
 	for _, fr := range frames {
@@ -266,7 +271,7 @@ func TestReplaySource(t *testing.T) {
 		t.Fatalf("after seeking back: tick %d, %d agents' decisions, %d obstacles", m.Tick, len(m.Decisions), len(m.Static))
 	}
 	for _, ev := range m.Events {
-		if ev.Tick < 6-1 || ev.Tick > 10 {
+		if ev.Tick > 9 {
 			t.Fatalf("event of tick %d kept after seeking back to 10", ev.Tick)
 		}
 	}
@@ -335,6 +340,9 @@ func TestDecisionsBubblesAndObjective(t *testing.T) {
 		{Agent: "a2", Tool: "speak", Params: map[string]any{"text": "I am the sheriff"}, Result: ok("speak")},
 	}
 	m.Apply(f)
+	events := len(m.Events)
+	m.Apply(f) // the same tick again (a server acknowledging a control): nothing twice
+	require.Len(t, m.Events, events)
 	require.Equal(t, []Bubble{{"a1", 1, "@a2: wood here"}, {"a2", 1, "speak: I am the sheriff"}}, m.Bubbles)
 	require.Equal(t, 1.0, m.BubbleAlpha(m.Bubbles[0]))
 	m.Selected = "a1"
@@ -435,4 +443,18 @@ func TestGameSeekFollowAndInspect(t *testing.T) {
 	require.Contains(t, lg.HUD(), "seek: only a replay can seek")
 	_, _, _, _, ok = lg.Timeline()
 	require.False(t, ok)
+}
+
+func TestReplayObservationsPastTheBudget(t *testing.T) {
+	r := &ReplaySource{inspect: "a1", ObservationsUntil: 1, truncated: true,
+		obs: map[string][]obsAt{"a1": {{0, []byte{0xa0}}, {1, []byte{0xa1}}}}}
+	for tick := 0; tick <= 4; tick++ {
+		r.Frames = append(r.Frames, testFrame(tick))
+	}
+	require.Nil(t, r.inspection(0), "nothing decided before the first tick")
+	require.Equal(t, 0, r.inspection(1).Tick)
+	require.Equal(t, 1, r.inspection(2).Tick)
+	require.Nil(t, r.inspection(3), "past the budget: no observation rather than an old one")
+	r.truncated = false
+	require.Equal(t, 1, r.inspection(4).Tick, "with decisions every few ticks, the last decision point's")
 }

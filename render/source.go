@@ -88,13 +88,14 @@ type ReplaySource struct {
 	ObservationsUntil int
 
 	playback
-	pos     int // the index of the next frame to hand out
-	acc     float64
-	sent    int // the last frame handed out, or -1
-	period  int
-	inspect string
-	dirty   bool               // the inspected agent changed since the last frame out
-	obs     map[string][]obsAt // by agent, in tick order
+	pos       int // the index of the next frame to hand out
+	acc       float64
+	sent      int // the last frame handed out, or -1
+	period    int
+	inspect   string
+	truncated bool               // observations were not kept after ObservationsUntil
+	dirty     bool               // the inspected agent changed since the last frame out
+	obs       map[string][]obsAt // by agent, in tick order
 }
 
 type obsAt struct {
@@ -135,6 +136,7 @@ func NewReplaySource(ctx context.Context, rep *engine.Replay, w *world.World) (*
 			}
 			r.ObservationsUntil = tick
 			full = kept > ObservationBudget
+			r.truncated = full
 		},
 		OnTick: func(rec engine.TickRecord) {
 			f := ipc.TickFrame(w, &rec)
@@ -176,8 +178,9 @@ func (r *ReplaySource) Poll() []ipc.Frame {
 	from := r.sent + 1
 	if r.pos < r.sent {
 		// A seek backwards: the model starts its log again, from a few
-		// decision points back so that every agent's last decision shows.
-		from = max(0, r.pos-4*r.period)
+		// decision points back (so that every agent's last decision shows)
+		// or as far back as a bubble lasts, whichever is further.
+		from = max(0, r.pos-max(4*r.period, BubbleTicks(r.TicksPerUpdate*UpdatesPerSecond)))
 	}
 	out := make([]ipc.Frame, 0, r.pos-from+1)
 	for i := from; i <= r.pos; i++ {
@@ -200,6 +203,9 @@ func (r *ReplaySource) inspection(i int) *ipc.FrameInspect {
 		return nil
 	}
 	tick := r.Frames[i].Tick - 1
+	if r.truncated && tick > r.ObservationsUntil {
+		return nil // not kept: better none than an old one
+	}
 	list := r.obs[r.inspect]
 	j, _ := slices.BinarySearchFunc(list, tick+1, func(o obsAt, t int) int { return o.tick - t })
 	if j == 0 {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -263,4 +264,26 @@ func TestRunViewShowsTheRunAsItPlays(t *testing.T) {
 		require.False(t, rep.Truncated)
 		require.Len(t, rep.Ticks, 30, "the run played to its end once the window closed")
 	}
+}
+
+func TestRunViewWithoutAWindowStopsTheRun(t *testing.T) {
+	saved := showWindow
+	defer func() { showWindow = saved }()
+	showWindow = func(context.Context, render.Source, string, int, int) error {
+		return errors.New("view: no window system is available")
+	}
+	dir := t.TempDir()
+	_, _, err := arena(t, "run", "--scenario", "foraging", "--ticks", "100000", "--out", dir, "--quiet", "--view")
+	require.ErrorContains(t, err, "no window system")
+	// The run stopped instead of playing on unseen: it never started, or it
+	// ended "stopped".
+	b, err := os.ReadFile(filepath.Join(dir, resultsFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return
+	}
+	require.NoError(t, err)
+	var res engine.Results
+	require.NoError(t, json.Unmarshal(b, &res))
+	require.Equal(t, "stopped", res.EndReason)
+	require.Less(t, res.Ticks, 100000)
 }

@@ -103,13 +103,18 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	// closed; then they run on at full speed.
 	src := render.NewLocalSource()
 	cfg.Watch = func(ctx context.Context, ep int, r *engine.Runner) { src.Watch(ctx, r, ep, "local") }
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
 	done := make(chan error, 1)
 	go func() {
-		err := runAll(ctx)
-		src.End()
+		err := runAll(runCtx)
+		src.End(err)
 		done <- err
 	}()
 	err = showWindow(ctx, src, fmt.Sprintf("arena run: %s seed %d (%s)", sc.Name, *seed, dir), 1280, 800)
+	if err != nil {
+		stopRun() // no window (no display, say): stop rather than run on unseen
+	}
 	src.Close()
 	if rerr := <-done; rerr != nil {
 		return rerr
