@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/arena-sim/arena/internal/testutil"
-	"github.com/arena-sim/arena/tools"
 	"github.com/arena-sim/arena/world"
 	"github.com/stretchr/testify/require"
 )
@@ -95,21 +94,7 @@ var fifteen = []string{"Godfather", "Mafioso", "Doctor", "Sheriff", "Investigato
 // bigTable is a game of fifteen players with the given ids.
 func bigTable(t *testing.T, ids []string) *table {
 	t.Helper()
-	cfg := testutil.Config()
-	cfg.Agents = nil
-	for i, id := range ids {
-		cfg.Agents = append(cfg.Agents, world.AgentSpec{ID: id, X: float64(i), Z: 0})
-	}
-	rc := DefaultConfig()
-	rc.DiscussionTicks, rc.NominationTicks, rc.NightTicks = 1, 1, 1
-	rc.Setup = fifteen
-	g, err := NewWithConfig(rc)
-	require.NoError(t, err)
-	cfg.Components = []world.Component{g}
-	w := testutil.World(t, cfg)
-	reg, err := tools.ForWorld(w)
-	require.NoError(t, err)
-	return &table{t: t, w: w, g: g, reg: reg}
+	return tableOf(t, ids, fifteen, nil)
 }
 
 func TestPanelFifteenPlayersFit(t *testing.T) {

@@ -21,12 +21,27 @@ type table struct {
 
 func newTable(t *testing.T, setup ...string) *table {
 	t.Helper()
+	var ids []string
+	for i := range setup {
+		ids = append(ids, fmt.Sprintf("p%d", i+1))
+	}
+	return tableOf(t, ids, setup, func(cfg *world.Config) {
+		cfg.Objective.SuccessMetrics = map[string]world.MetricTarget{"roles.game_over": {Target: 1, Required: true}}
+	})
+}
+
+// tableOf is a game of the setup's roles for players with the ids (in
+// order), on short phases; edit, when set, changes the world's config.
+func tableOf(t *testing.T, ids, setup []string, edit func(*world.Config)) *table {
+	t.Helper()
 	cfg := testutil.Config()
 	cfg.Agents = nil
-	for i := range setup {
-		cfg.Agents = append(cfg.Agents, world.AgentSpec{ID: fmt.Sprintf("p%d", i+1), X: float64(i), Z: 0})
+	for i, id := range ids {
+		cfg.Agents = append(cfg.Agents, world.AgentSpec{ID: id, X: float64(i), Z: 0})
 	}
-	cfg.Objective.SuccessMetrics = map[string]world.MetricTarget{"roles.game_over": {Target: 1, Required: true}}
+	if edit != nil {
+		edit(&cfg)
+	}
 	rc := DefaultConfig()
 	rc.DiscussionTicks, rc.NominationTicks, rc.NightTicks = 1, 1, 1
 	rc.Setup = setup
