@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -286,4 +287,75 @@ func TestRunViewWithoutAWindowStopsTheRun(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b, &res))
 	require.Equal(t, "stopped", res.EndReason)
 	require.Less(t, res.Ticks, 100000)
+}
+
+// pumpUntil updates g until ok holds, or fails the test after 20 s.
+func pumpUntil(t *testing.T, g *render.Game, what string, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if g.Pump(); ok() {
+			return
+		}
+	}
+	t.Fatalf("the viewer never showed %s (source error: %v)", what, g.Src.Err())
+}
+
+func TestViewOpensReplaysAndLiveServers(t *testing.T) {
+	saved := showWindow
+	defer func() { showWindow = saved }()
+	dir := t.TempDir()
+	_, _, err := arena(t, "run", "--scenario", "crafting", "--ticks", "25", "--out", dir, "--quiet")
+	require.NoError(t, err)
+
+	// A replay: seekable, at its scenario's tick rate, every tick there.
+	var title string
+	showWindow = func(_ context.Context, src render.Source, tt string, _, _ int) error {
+		title = tt
+		s, ok := src.(render.Seeker)
+		require.True(t, ok, "a replay can seek")
+		require.Equal(t, 25, s.Ticks())
+		g := render.NewGame(src)
+		g.Layout(800, 600)
+		g.Seek(20)
+		pumpUntil(t, g, "tick 20", func() bool { return g.Model.Tick == 20 })
+		require.Equal(t, "replay", g.Model.World.Mode)
+		return nil
+	}
+	_, _, err = arena(t, "view", filepath.Join(dir, replayFile))
+	require.NoError(t, err)
+	require.Contains(t, title, "crafting seed 1")
+
+	// A live server, joined as a spectator: clicking an agent brings its
+	// observation.
+	sock := "unix:" + filepath.Join(dir, "a.sock")
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	served := make(chan error, 1)
+	go func() {
+		served <- run(ctx, []string{"serve", "--scenario", "foraging", "--agents", "2", "--bots", "2", "--mode", "realtime",
+			"--tick-rate", "100", "--ticks", "100000", "--listen", sock, "--out", filepath.Join(dir, "served")}, io.Discard, io.Discard)
+	}()
+	showWindow = func(_ context.Context, src render.Source, tt string, _, _ int) error {
+		title = tt
+		g := render.NewGame(src)
+		g.Layout(800, 600)
+		pumpUntil(t, g, "the world", func() bool { return g.Model.World != nil && len(g.Model.Agents) == 2 })
+		require.Equal(t, "realtime", g.Model.World.Mode)
+		a := g.Model.Agents[0]
+		g.Click(g.Camera.WorldToScreen(a.Position[0], a.Position[2]))
+		require.Equal(t, a.ID, g.Model.Selected)
+		pumpUntil(t, g, "the observation", func() bool { o, _ := g.Model.Observation(); return o != nil })
+		require.Contains(t, strings.Join(g.Model.Inspector(), "\n"), "last observation (tick ")
+		return nil
+	}
+	var viewErr error
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if _, _, viewErr = arena(t, "view", "--connect", sock); viewErr == nil || !strings.Contains(viewErr.Error(), "no such file") {
+			break // the server is up (or failed another way)
+		}
+	}
+	require.NoError(t, viewErr)
+	require.Contains(t, title, "foraging on "+sock)
+	stop()
+	require.NoError(t, <-served, "the server stops cleanly")
 }
