@@ -74,6 +74,13 @@ func Describe(w *world.World, mode string, decisionPeriod int) *FrameWorld {
 		TerrainBase: t.Base, TerrainHeights: t.Heights, Objective: w.Objective()}
 }
 
+// Greet makes f a spectator's first frame of an episode: it carries the
+// world's description and the obstacles.
+func Greet(f *Frame, w *world.World, mode string, decisionPeriod int) {
+	f.World = Describe(w, mode, decisionPeriod)
+	f.Entities = append(StaticEntities(w), f.Entities...)
+}
+
 // Inspection is an agent's observation as a frame carries it, encoded at
 // once (the runner reuses observations); nil for no observation.
 func Inspection(agent string, obs *world.Observation) *FrameInspect {

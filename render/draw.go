@@ -141,7 +141,7 @@ func ResourceColour(e ipc.FrameEntity) color.RGBA {
 // and agents, so an agent's or a resource's centre pixel is always its own
 // colour.
 func (g *Game) Draw(screen *ebiten.Image) {
-	pruneTextCache()
+	g.cache.pruneTexts()
 	screen.Fill(ColBackground)
 	m, c := &g.Model, &g.Camera
 	g.drawGround(screen)
@@ -183,7 +183,7 @@ func (g *Game) Draw(screen *ebiten.Image) {
 			}
 			id := printable(a.ID)
 			tw, _ := textSize(id)
-			drawShadowText(screen, id, int(x)-tw/2, int(y+agentR*facingTo)+labelGap-2, col)
+			g.cache.shadowText(screen, id, int(x)-tw/2, int(y+agentR*facingTo)+labelGap-2, col)
 		}
 	}
 	for _, e := range m.Static {
@@ -276,7 +276,7 @@ func (g *Game) drawGround(screen *ebiten.Image) {
 	}
 	c := &g.Camera
 	x0, y0 := c.WorldToScreen(b[0], b[1])
-	if img := terrainImage(fw); img != nil {
+	if img := g.cache.terrainImage(fw); img != nil {
 		sz := img.Bounds().Size()
 		op := &ebiten.DrawImageOptions{Filter: ebiten.FilterLinear}
 		op.GeoM.Scale((b[2]-b[0])*c.Scale/float64(sz.X), (b[3]-b[1])*c.Scale/float64(sz.Y))
@@ -287,29 +287,31 @@ func (g *Game) drawGround(screen *ebiten.Image) {
 	vector.FillRect(screen, float32(x0), float32(y0), float32((b[2]-b[0])*c.Scale), float32((b[3]-b[1])*c.Scale), ColGround, false)
 }
 
-// terrainCache is the shaded terrain of the last world drawn.
-var terrainCache struct {
-	world *ipc.FrameWorld
-	img   *ebiten.Image // nil for flat (or unusable) terrain
+// drawCache holds the images drawing makes once and reuses: the shaded
+// terrain of the last world drawn and the texts drawn lately.
+type drawCache struct {
+	terrainOf *ipc.FrameWorld
+	terrain   *ebiten.Image // nil for flat (or unusable) terrain
+	texts     map[string]*ebiten.Image
 }
 
 // terrainImage is the world's terrain shaded by height, one texel per
 // terrainTexels-th of a sample cell, laid over the bounds; nil when the
 // ground is flat. It is made once per world.
-func terrainImage(fw *ipc.FrameWorld) *ebiten.Image {
-	if terrainCache.world == fw {
-		return terrainCache.img
+func (c *drawCache) terrainImage(fw *ipc.FrameWorld) *ebiten.Image {
+	if c.terrainOf == fw {
+		return c.terrain
 	}
-	if terrainCache.img != nil {
-		terrainCache.img.Deallocate()
+	if c.terrain != nil {
+		c.terrain.Deallocate()
 	}
-	terrainCache.world, terrainCache.img = fw, nil
+	c.terrainOf, c.terrain = fw, nil
 	pix, nx, nz := terrainShades(fw)
 	if pix != nil {
-		terrainCache.img = ebiten.NewImage(nx, nz)
-		terrainCache.img.WritePixels(pix)
+		c.terrain = ebiten.NewImage(nx, nz)
+		c.terrain.WritePixels(pix)
 	}
-	return terrainCache.img
+	return c.terrain
 }
 
 // terrainShades is the terrain's texels (RGBA, nx × nz), or nil when it is
@@ -427,7 +429,7 @@ func (g *Game) drawBubbles(screen *ebiten.Image, agentR float32) {
 				do.ColorScale.ScaleAlpha(alpha)
 				vector.FillPath(screen, &p, nil, do)
 			}
-			drawText(screen, s, x+bubblePad-1, y, ColBubbleText, alpha)
+			g.cache.text(screen, s, x+bubblePad-1, y, ColBubbleText, alpha)
 			bottom = y - 2
 		}
 	}
@@ -606,14 +608,14 @@ func (g *Game) drawOverlays(screen *ebiten.Image) {
 	ebitenutil.DebugPrintAt(screen, strings.Join(o.hudLines, "\n"), 0, 0)
 	for _, p := range o.panels {
 		box(screen, p.r)
-		drawText(screen, p.title, p.r.Min.X+panelPad, p.r.Min.Y+panelPad, ColPanelTitle, 1)
+		g.cache.text(screen, p.title, p.r.Min.X+panelPad, p.r.Min.Y+panelPad, ColPanelTitle, 1)
 		ebitenutil.DebugPrintAt(screen, strings.Join(p.lines, "\n"), p.r.Min.X+panelPad, p.r.Min.Y+panelPad+lineH)
 	}
 	if !o.side.Empty() {
 		box(screen, o.side)
 		y := o.side.Min.Y + panelPad
 		if o.sideTitle != "" {
-			drawText(screen, o.sideTitle, o.side.Min.X+panelPad, y, ColPanelTitle, 1)
+			g.cache.text(screen, o.sideTitle, o.side.Min.X+panelPad, y, ColPanelTitle, 1)
 			y += lineH
 		}
 		ebitenutil.DebugPrintAt(screen, strings.Join(o.sideLines, "\n"), o.side.Min.X+panelPad, y)
@@ -631,7 +633,7 @@ func (g *Game) drawOverlays(screen *ebiten.Image) {
 		cx := float32(played.Max.X)
 		vector.StrokeLine(screen, cx, float32(t.Min.Y-3), cx, float32(t.Max.Y+3), 2, ColTimeCursor, false)
 		if o.tickLabel != "" {
-			drawShadowText(screen, o.tickLabel, o.tickAt.X, o.tickAt.Y, ColLabel)
+			g.cache.shadowText(screen, o.tickLabel, o.tickAt.X, o.tickAt.Y, ColLabel)
 		}
 	}
 }
@@ -650,31 +652,32 @@ func box(dst *ebiten.Image, r image.Rectangle) {
 // Latin-1: coloured text is drawn from cached images of the white text, and
 // printable swaps the few other characters the viewer's lines use.
 
-var textCache = map[string]*ebiten.Image{}
-
-// pruneTextCache empties the cache once it holds textCacheMax texts (at the
-// start of a frame, when no draw of this frame uses them).
-func pruneTextCache() {
-	if len(textCache) < textCacheMax {
+// pruneTexts empties the text cache once it holds textCacheMax texts (at
+// the start of a frame, when no draw of this frame uses them).
+func (c *drawCache) pruneTexts() {
+	if len(c.texts) < textCacheMax {
 		return
 	}
-	for _, img := range textCache {
+	for _, img := range c.texts {
 		img.Deallocate()
 	}
-	clear(textCache)
+	clear(c.texts)
 }
 
-// drawText draws one line (or more) of text in a colour, alpha times opaque.
-func drawText(dst *ebiten.Image, s string, x, y int, col color.Color, alpha float32) {
+// text draws one line (or more) of text in a colour, alpha times opaque.
+func (c *drawCache) text(dst *ebiten.Image, s string, x, y int, col color.Color, alpha float32) {
 	if s == "" {
 		return
 	}
-	img, ok := textCache[s]
+	img, ok := c.texts[s]
 	if !ok {
 		w, h := textSize(s)
 		img = ebiten.NewImage(w, h)
 		ebitenutil.DebugPrint(img, s)
-		textCache[s] = img
+		if c.texts == nil {
+			c.texts = map[string]*ebiten.Image{}
+		}
+		c.texts[s] = img
 	}
 	op := &ebiten.DrawImageOptions{}
 	op.GeoM.Translate(float64(x), float64(y))
@@ -683,10 +686,10 @@ func drawText(dst *ebiten.Image, s string, x, y int, col color.Color, alpha floa
 	dst.DrawImage(img, op)
 }
 
-// drawShadowText draws text with a dark shadow, readable on any ground.
-func drawShadowText(dst *ebiten.Image, s string, x, y int, col color.Color) {
-	drawText(dst, s, x+1, y+1, ColLabelShadow, 0.8)
-	drawText(dst, s, x, y, col, 1)
+// shadowText draws text with a dark shadow, readable on any ground.
+func (c *drawCache) shadowText(dst *ebiten.Image, s string, x, y int, col color.Color) {
+	c.text(dst, s, x+1, y+1, ColLabelShadow, 0.8)
+	c.text(dst, s, x, y, col, 1)
 }
 
 // textSize is the size in pixels of text in the debug font.

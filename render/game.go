@@ -40,6 +40,8 @@ type Game struct {
 	dragging     bool
 	dragX, dragY float64
 	dragFrom     [2]float64
+
+	cache drawCache
 }
 
 // NewGame returns a game that shows what src sends.
@@ -238,12 +240,12 @@ func (g *Game) command(cmd string, v float64) bool {
 	return true
 }
 
-// tickRate is the world's tick rate, or 10 when unknown.
+// tickRate is the world's tick rate, or DefaultTickRate when unknown.
 func (g *Game) tickRate() float64 {
-	if w := g.Model.World; w != nil && w.TickRate > 0 {
-		return w.TickRate
+	if w := g.Model.World; w != nil {
+		return tickRate(w.TickRate)
 	}
-	return 10
+	return DefaultTickRate
 }
 
 var digitKeys = []ebiten.Key{ebiten.Key0, ebiten.Key1, ebiten.Key2, ebiten.Key3, ebiten.Key4,

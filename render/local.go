@@ -42,8 +42,8 @@ func (s *LocalSource) Watch(ctx context.Context, r *engine.Runner, ep int, mode 
 	w := r.World
 	last := map[string]*world.Observation{}
 	first := ipc.WorldFrame(w)
-	first.Episode, first.World = ep, ipc.Describe(w, mode, r.DecisionPeriod)
-	first.Entities = append(ipc.StaticEntities(w), first.Entities...)
+	first.Episode = ep
+	ipc.Greet(&first, w, mode, r.DecisionPeriod)
 	s.push(first)
 	r.Record = true // the frames carry every tick's decisions
 	onObserve := r.OnObserve
@@ -102,10 +102,7 @@ func (s *LocalSource) push(f ipc.Frame) {
 // never once the viewer is closed or ctx is done. While it waits it answers
 // the viewer's change of inspected agent with a frame of that observation.
 func (s *LocalSource) pace(ctx context.Context, w *world.World, ep int, last map[string]*world.Observation) {
-	rate := w.TickRate()
-	if rate <= 0 {
-		rate = 10
-	}
+	rate := tickRate(w.TickRate())
 	for {
 		s.mu.Lock()
 		if s.closed || ctx.Err() != nil {

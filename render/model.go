@@ -163,13 +163,10 @@ func (m *Model) bubbleTicks() int {
 	return BubbleTicks(rate)
 }
 
-// BubbleTicks is how many ticks a bubble shows at a tick rate (10 ticks a
-// second when it is unknown).
-func BubbleTicks(tickRate float64) int {
-	if !(tickRate > 0) {
-		tickRate = 10
-	}
-	return max(1, int(math.Round(BubbleSeconds*tickRate)))
+// BubbleTicks is how many ticks a bubble shows at a tick rate
+// (DefaultTickRate when it is unknown).
+func BubbleTicks(rate float64) int {
+	return max(1, int(math.Round(BubbleSeconds*tickRate(rate))))
 }
 
 // BubbleAlpha is how opaque a bubble is now: 1 when just said, fading to 0.

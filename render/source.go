@@ -67,6 +67,17 @@ func (p *playback) control(command string, value float64) error {
 	return nil
 }
 
+// DefaultTickRate is the tick rate assumed when a world gives none.
+const DefaultTickRate = 10
+
+// tickRate is rate, or DefaultTickRate when it is not positive.
+func tickRate(rate float64) float64 {
+	if rate > 0 {
+		return rate
+	}
+	return DefaultTickRate
+}
+
 // UpdatesPerSecond is how often the viewer polls its source (Ebiten's
 // default tick rate).
 const UpdatesPerSecond = 60
@@ -94,6 +105,7 @@ type ReplaySource struct {
 	period    int
 	inspect   string
 	truncated bool               // observations were not kept after ObservationsUntil
+	kept      int                // bytes of observations kept
 	dirty     bool               // the inspected agent changed since the last frame out
 	obs       map[string][]obsAt // by agent, in tick order
 }
@@ -107,47 +119,50 @@ type obsAt struct {
 // and keeps the world as a frame at the start and after every tick, and
 // every agent's observations for the inspector.
 func NewReplaySource(ctx context.Context, rep *engine.Replay, w *world.World) (*ReplaySource, error) {
-	r := &ReplaySource{sent: -1, period: max(rep.Header.DecisionPeriod, 1), obs: map[string][]obsAt{}}
-	rate := w.TickRate()
-	if rate <= 0 {
-		rate = 10
-	}
-	r.playback.speed, r.TicksPerUpdate = 1, rate/UpdatesPerSecond
-	first := ipc.WorldFrame(w)
-	first.Episode, first.World = rep.Header.Episode, ipc.Describe(w, "replay", rep.Header.DecisionPeriod)
-	first.Entities = append(ipc.StaticEntities(w), first.Entities...)
-	r.Frames = []ipc.Frame{first}
-	kept, full := 0, false
+	r := newReplaySource(w, rep.Header.Episode, rep.Header.DecisionPeriod)
 	_, err := engine.Play(ctx, rep, w, engine.PlayOptions{
-		OnObserve: func(tick int, obs []*world.Observation) {
-			if full {
-				return
-			}
-			for _, o := range obs {
-				if o == nil {
-					continue
-				}
-				in := ipc.Inspection(o.AgentID, o)
-				if in == nil {
-					continue
-				}
-				r.obs[o.AgentID] = append(r.obs[o.AgentID], obsAt{tick, in.Observation})
-				kept += len(in.Observation)
-			}
-			r.ObservationsUntil = tick
-			full = kept > ObservationBudget
-			r.truncated = full
-		},
-		OnTick: func(rec engine.TickRecord) {
-			f := ipc.TickFrame(w, &rec)
-			f.Episode = rep.Header.Episode
-			r.Frames = append(r.Frames, f)
-		},
+		OnObserve: r.observe,
+		OnTick:    func(rec engine.TickRecord) { r.ticked(w, &rec) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("re-simulate the replay: %w", err)
 	}
 	return r, nil
+}
+
+// newReplaySource is a source holding w's first frame of episode ep; a run
+// of w fills it through observe and ticked.
+func newReplaySource(w *world.World, ep, decisionPeriod int) *ReplaySource {
+	first := ipc.WorldFrame(w)
+	first.Episode = ep
+	ipc.Greet(&first, w, "replay", decisionPeriod)
+	return &ReplaySource{Frames: []ipc.Frame{first}, TicksPerUpdate: tickRate(w.TickRate()) / UpdatesPerSecond,
+		playback: playback{speed: 1}, sent: -1, period: max(decisionPeriod, 1), obs: map[string][]obsAt{}}
+}
+
+// observe keeps a decision point's observations, encoded, until they pass
+// ObservationBudget.
+func (r *ReplaySource) observe(tick int, obs []*world.Observation) {
+	if r.truncated {
+		return
+	}
+	for _, o := range obs {
+		if o == nil {
+			continue // dead
+		}
+		if in := ipc.Inspection(o.AgentID, o); in != nil {
+			r.obs[o.AgentID] = append(r.obs[o.AgentID], obsAt{tick, in.Observation})
+			r.kept += len(in.Observation)
+		}
+	}
+	r.ObservationsUntil, r.truncated = tick, r.kept > ObservationBudget
+}
+
+// ticked keeps the frame after a tick.
+func (r *ReplaySource) ticked(w *world.World, rec *engine.TickRecord) {
+	f := ipc.TickFrame(w, rec)
+	f.Episode = r.Frames[0].Episode
+	r.Frames = append(r.Frames, f)
 }
 
 // Poll hands out the frames playback has reached: the newest whole, the

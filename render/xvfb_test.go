@@ -151,34 +151,10 @@ func scenarioScene(name, scenario string, adjust func(*Game)) *scene {
 		s.err = err
 		return s
 	}
-	rate := w.TickRate()
-	if rate <= 0 {
-		rate = 10
-	}
-	src := &ReplaySource{TicksPerUpdate: rate / UpdatesPerSecond, playback: playback{speed: 1}, sent: -1,
-		period: max(sc.Limits.DecisionPeriod, 1), obs: map[string][]obsAt{}}
-	first := ipc.WorldFrame(w)
-	first.Episode, first.World = 1, ipc.Describe(w, "replay", sc.Limits.DecisionPeriod)
-	first.Entities = append(ipc.StaticEntities(w), first.Entities...)
-	src.Frames = []ipc.Frame{first}
+	src := newReplaySource(w, 1, sc.Limits.DecisionPeriod)
+	first := src.Frames[0]
 	r := &engine.Runner{World: w, Controllers: ctrls, DecisionPeriod: sc.Limits.DecisionPeriod, MaxTicks: sceneTicks, Record: true,
-		OnObserve: func(tick int, obs []*world.Observation) {
-			for _, o := range obs {
-				if o == nil {
-					continue
-				}
-				if in := ipc.Inspection(o.AgentID, o); in != nil {
-					src.obs[o.AgentID] = append(src.obs[o.AgentID], obsAt{tick, in.Observation})
-				}
-			}
-		},
-		OnTick: func(rec *engine.TickRecord) {
-			f := ipc.TickFrame(w, rec)
-			f.Episode = 1
-			f.Decisions, f.Events = slices.Clone(f.Decisions), slices.Clone(f.Events)
-			src.Frames = append(src.Frames, f)
-		},
-	}
+		OnObserve: src.observe, OnTick: func(rec *engine.TickRecord) { src.ticked(w, rec) }}
 	if _, err := r.Run(context.Background()); err != nil {
 		s.err = err
 		return s

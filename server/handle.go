@@ -307,9 +307,8 @@ func (s *Server) sendFrame(sess *session, f ipc.Frame) {
 		return
 	}
 	sess.static = true
-	f.World = ipc.Describe(s.w, s.opt.Mode, s.opt.Scenario.Limits.DecisionPeriod)
+	ipc.Greet(&f, s.w, s.opt.Mode, s.opt.Scenario.Limits.DecisionPeriod)
 	f.World.TickRate = s.tickRate()
-	f.Entities = append(ipc.StaticEntities(s.w), f.Entities...)
 	sess.conn.Send(f)
 }
 
