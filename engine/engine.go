@@ -159,6 +159,12 @@ func (r *Runner) Run(ctx context.Context) (*Results, error) {
 	return res, nil
 }
 
+// Observation is the agent's latest observation (for a dead agent, its
+// last one alive), or nil before its first. Call it on the runner's
+// goroutine (from OnTick, OnObserve or a Gatherer); the observation is
+// rebuilt at the next decision point.
+func (r *Runner) Observation(agentID string) *world.Observation { return r.obs[agentID] }
+
 // step runs one tick: decisions (at decision points), then the world step.
 func (r *Runner) step(ctx context.Context, period int) (TickRecord, error) {
 	w := r.World

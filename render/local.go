@@ -7,7 +7,6 @@ import (
 
 	"github.com/arena-sim/arena/engine"
 	"github.com/arena-sim/arena/ipc"
-	"github.com/arena-sim/arena/world"
 )
 
 // LocalSource shows an in-process run as it happens (`arena run --view`).
@@ -40,23 +39,11 @@ func NewLocalSource() *LocalSource {
 // goroutine. mode names the pace in the HUD ("local").
 func (s *LocalSource) Watch(ctx context.Context, r *engine.Runner, ep int, mode string) {
 	w := r.World
-	last := map[string]*world.Observation{}
 	first := ipc.WorldFrame(w)
 	first.Episode = ep
 	ipc.Greet(&first, w, mode, r.DecisionPeriod)
 	s.push(first)
 	r.Record = true // the frames carry every tick's decisions
-	onObserve := r.OnObserve
-	r.OnObserve = func(tick int, obs []*world.Observation) {
-		for _, o := range obs {
-			if o != nil {
-				last[o.AgentID] = o
-			}
-		}
-		if onObserve != nil {
-			onObserve(tick, obs)
-		}
-	}
 	onTick := r.OnTick
 	r.OnTick = func(rec *engine.TickRecord) {
 		if onTick != nil {
@@ -66,19 +53,20 @@ func (s *LocalSource) Watch(ctx context.Context, r *engine.Runner, ep int, mode 
 		f.Episode = ep
 		s.mu.Lock()
 		f.Paused = s.paused
-		f.Inspect = inspection(s.inspect, last)
+		f.Inspect = inspection(r, s.inspect)
 		s.dirty = false
 		s.mu.Unlock()
 		s.push(f)
-		s.pace(ctx, w, ep, last)
+		s.pace(ctx, r, ep)
 	}
 }
 
-func inspection(agent string, last map[string]*world.Observation) *ipc.FrameInspect {
+// inspection is the inspected agent's latest observation, for a frame.
+func inspection(r *engine.Runner, agent string) *ipc.FrameInspect {
 	if agent == "" {
 		return nil
 	}
-	return ipc.Inspection(agent, last[agent])
+	return ipc.Inspection(agent, r.Observation(agent))
 }
 
 // push queues a frame for the viewer. When the viewer falls behind, the
@@ -101,7 +89,8 @@ func (s *LocalSource) push(f ipc.Frame) {
 // for steps), until the tick is due at the tick rate times the speed, and
 // never once the viewer is closed or ctx is done. While it waits it answers
 // the viewer's change of inspected agent with a frame of that observation.
-func (s *LocalSource) pace(ctx context.Context, w *world.World, ep int, last map[string]*world.Observation) {
+func (s *LocalSource) pace(ctx context.Context, r *engine.Runner, ep int) {
+	w := r.World
 	rate := tickRate(w.TickRate())
 	for {
 		s.mu.Lock()
@@ -111,7 +100,7 @@ func (s *LocalSource) pace(ctx context.Context, w *world.World, ep int, last map
 		}
 		if s.dirty {
 			s.dirty = false
-			f := ipc.Frame{Type: "frame", Episode: ep, Tick: w.Tick(), Paused: s.paused, Inspect: inspection(s.inspect, last)}
+			f := ipc.Frame{Type: "frame", Episode: ep, Tick: w.Tick(), Paused: s.paused, Inspect: inspection(r, s.inspect)}
 			s.pending = append(s.pending, f)
 		}
 		wait := time.Duration(0)

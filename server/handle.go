@@ -299,8 +299,8 @@ func (s *Server) frame() ipc.Frame {
 // description and the obstacles, and is queued, so that it is never
 // replaced by a newer one.
 func (s *Server) sendFrame(sess *session, f ipc.Frame) {
-	if sess.inspect != "" {
-		f.Inspect = ipc.Inspection(sess.inspect, s.observed[sess.inspect])
+	if sess.inspect != "" && s.runner != nil {
+		f.Inspect = ipc.Inspection(sess.inspect, s.runner.Observation(sess.inspect))
 	}
 	if sess.static {
 		sess.conn.SendLatest(f)

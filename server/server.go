@@ -103,9 +103,7 @@ type Server struct {
 	limit     int
 	events    []world.Event          // the last tick's, for frames
 	decisions []engine.DecisionEntry // the last tick's, for frames
-	// observed holds every agent's last observation, for spectators who
-	// inspect it (valid between decision points: the runner reuses them).
-	observed map[string]*world.Observation
+	runner    *engine.Runner         // the episode's, for inspected observations
 
 	// Pacing, driven by spectators' control commands and, in real time, the
 	// clock: speed multiplies the tick rate (0: as fast as the agents go).
@@ -182,8 +180,7 @@ func (s *Server) newWorld(ep int) error {
 	if err != nil {
 		return fmt.Errorf("episode %d: %w", ep, err)
 	}
-	s.w, s.reg, s.episode, s.events, s.decisions = w, reg, ep, nil, nil
-	s.observed = map[string]*world.Observation{}
+	s.w, s.reg, s.episode, s.events, s.decisions, s.runner = w, reg, ep, nil, nil, nil
 	return nil
 }
 
@@ -287,6 +284,7 @@ func (s *Server) runEpisode(ctx context.Context) (*engine.Results, error) {
 			s.events, s.decisions = rec.Events, rec.Decisions
 			s.afterTick(ctx)
 		}}
+	s.runner = r
 	res, err := r.Run(ctx)
 	if res != nil {
 		res.Episode = s.episode
@@ -363,9 +361,6 @@ func (s *Server) Gather(ctx context.Context, tick int, obs []*world.Observation,
 	s.tick = tick
 	for i, o := range obs {
 		sl := s.order[i]
-		if o != nil {
-			s.observed[sl.id] = o
-		}
 		if o == nil {
 			sl.queries = 0
 			s.tellDead(sl)
