@@ -67,12 +67,12 @@ type Runner struct {
 	// Journal, when set, records every tick.
 	Journal *Journal
 	// OnTick, when set, is called after every tick (progress bars, viewers)
-	// with the tick's record: its number (the world is now at Tick+1) and
-	// events, and, when journaling or Record is set, its decisions and state
+	// with the tick's record: its number (the world is now at Tick+1), its
+	// decisions and events, and, when journaling or Record is set, its state
 	// hash. The record is valid until the next tick.
 	OnTick func(rec *TickRecord)
-	// Record fills every tick's record (decisions and state hash) for OnTick
-	// even without a journal.
+	// Record fills every tick's state hash for OnTick even without a
+	// journal.
 	Record bool
 	// OnObserve, when set, is called at every decision point once every
 	// living agent's observation is built (nil for dead ones), before the
@@ -217,7 +217,7 @@ func (r *Runner) step(ctx context.Context, period int) (TickRecord, error) {
 				continue
 			}
 			res := r.Tools.Decide(w, agents[i].ID, tick, d)
-			if r.Journal != nil || r.Record {
+			if r.Journal != nil || r.OnTick != nil {
 				rec.Decisions = append(rec.Decisions, DecisionEntry{Agent: agents[i].ID, Tool: d.Tool, Params: d.Params,
 					Reasoning: d.Reasoning, TimedOut: d.TimedOut, Result: res})
 			}

@@ -43,7 +43,6 @@ func (s *LocalSource) Watch(ctx context.Context, r *engine.Runner, ep int, mode 
 	first.Episode = ep
 	ipc.Greet(&first, w, mode, r.DecisionPeriod)
 	s.push(first)
-	r.Record = true // the frames carry every tick's decisions
 	onTick := r.OnTick
 	r.OnTick = func(rec *engine.TickRecord) {
 		if onTick != nil {

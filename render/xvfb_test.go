@@ -153,7 +153,7 @@ func scenarioScene(name, scenario string, adjust func(*Game)) *scene {
 	}
 	src := newReplaySource(w, 1, sc.Limits.DecisionPeriod)
 	first := src.Frames[0]
-	r := &engine.Runner{World: w, Controllers: ctrls, DecisionPeriod: sc.Limits.DecisionPeriod, MaxTicks: sceneTicks, Record: true,
+	r := &engine.Runner{World: w, Controllers: ctrls, DecisionPeriod: sc.Limits.DecisionPeriod, MaxTicks: sceneTicks,
 		OnObserve: src.observe, OnTick: func(rec *engine.TickRecord) { src.ticked(w, rec) }}
 	if _, err := r.Run(context.Background()); err != nil {
 		s.err = err

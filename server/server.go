@@ -277,10 +277,8 @@ func (s *Server) runEpisode(ctx context.Context) (*engine.Results, error) {
 		sess.static = false
 	}
 	s.broadcast(s.episodeStart())
-	// Record: spectators' frames carry every tick's decisions (a server with
-	// a journal records them anyway).
 	r := &engine.Runner{World: s.w, Tools: s.reg, Gatherer: s, DecisionPeriod: s.opt.Scenario.Limits.DecisionPeriod,
-		MaxTicks: s.w.Objective().TimeLimit, Journal: j, Record: true, OnTick: func(rec *engine.TickRecord) {
+		MaxTicks: s.w.Objective().TimeLimit, Journal: j, OnTick: func(rec *engine.TickRecord) {
 			s.events, s.decisions = rec.Events, rec.Decisions
 			s.afterTick(ctx)
 		}}
