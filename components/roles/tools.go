@@ -200,44 +200,55 @@ func (g *Game) speak(c *tools.Call) world.ActionResult {
 	if !ok {
 		return fail
 	}
-	text := strings.TrimSpace(c.String("text", ""))
-	line := chatLine{Day: g.day, Phase: g.phase, From: p.id, Channel: "public", Text: text}
-	var to []string
-	switch {
-	case !p.alive:
-		line.Channel = "dead"
-		for i, q := range g.players {
-			if !q.alive || (g.phase == PhaseNight && q.role == "Medium") {
-				line.to = append(line.to, i)
-			}
-		}
-	case g.phase == PhaseNight && p.faction() == Mafia:
-		line.Channel = "mafia"
-		for i, q := range g.players {
-			if q.alive && q.faction() == Mafia {
-				line.to = append(line.to, i)
-			}
-		}
-	case g.phase == PhaseNight && p.role == "Medium":
-		line.Channel = "dead"
-		for i, q := range g.players {
-			if !q.alive || i == g.idx[p.id] {
-				line.to = append(line.to, i)
-			}
-		}
-	case g.phase == PhaseNight:
-		return world.Fail(tool, world.CodeNotAllowed, "It is night: only the Mafia can talk (and a Medium with the dead). Use night_action, or do_nothing")
+	channel, audience, refusal := g.speakAudience(p)
+	if refusal != "" {
+		return world.Fail(tool, world.CodeNotAllowed, "%s", refusal)
 	}
-	for _, i := range line.to {
+	text := strings.TrimSpace(c.String("text", ""))
+	line := chatLine{Day: g.day, Phase: g.phase, From: p.id, Channel: channel, Text: text, to: audience}
+	var to []string
+	for _, i := range audience {
 		to = append(to, g.players[i].id)
 	}
-	if line.to != nil && len(to) == 0 {
+	if audience != nil && len(to) == 0 {
 		to = []string{p.id}
 	}
 	g.chat = append(g.chat, line)
 	g.publish(c.World, world.Event{Type: "speak", Agent: p.id, To: to, Data: map[string]any{"channel": line.Channel,
 		"text": fmt.Sprintf("%s%s: %s", channelTag(line.Channel), p.id, text)}})
 	return world.OK(tool, map[string]any{"channel": line.Channel})
+}
+
+// speakAudience is who hears p speak now: the channel and the seats that
+// read it (nil: everyone), or why p may not speak. It is the one rule for
+// every way of talking: speak, and the world's send_message (see guard.go).
+func (g *Game) speakAudience(p *player) (channel string, to []int, refusal string) {
+	switch {
+	case !p.alive:
+		for i, q := range g.players {
+			if !q.alive || (g.phase == PhaseNight && q.role == "Medium" && q.alive) {
+				to = append(to, i)
+			}
+		}
+		return "dead", to, ""
+	case g.phase == PhaseNight && p.faction() == Mafia:
+		for i, q := range g.players {
+			if q.alive && q.faction() == Mafia {
+				to = append(to, i)
+			}
+		}
+		return "mafia", to, ""
+	case g.phase == PhaseNight && p.role == "Medium":
+		for i, q := range g.players {
+			if !q.alive || q == p {
+				to = append(to, i)
+			}
+		}
+		return "dead", to, ""
+	case g.phase == PhaseNight:
+		return "", nil, "It is night: only the Mafia can talk (and a Medium with the dead). Use night_action, or do_nothing"
+	}
+	return "public", nil, ""
 }
 
 func channelTag(ch string) string {
