@@ -19,8 +19,11 @@ type JournalHeader struct {
 	Scenario     string          `json:"scenario"`
 	ScenarioFile json.RawMessage `json:"scenario_file,omitempty"`
 	Seed         uint64          `json:"seed"`
-	Episode      int             `json:"episode,omitempty"`
-	Agents       []string        `json:"agents"`
+	// SecretSeed is the world's hidden-information seed (world.SecretRand):
+	// the replay needs it, and agents never see a replay.
+	SecretSeed uint64   `json:"secret_seed,omitempty"`
+	Episode    int      `json:"episode,omitempty"`
+	Agents     []string `json:"agents"`
 	// Variables are the scenario variables the world started with (sweeps
 	// override the file's).
 	Variables      map[string]any `json:"variables,omitempty"`

@@ -15,11 +15,17 @@ import (
 // metrics, pass/fail, and the final state hash. It holds nothing that depends
 // on wall-clock time, so the same seed and decisions give the same file.
 type Results struct {
-	Scenario string  `json:"scenario"`
-	Episode  int     `json:"episode,omitempty"` // 1-based, in a run of several
-	Seed     uint64  `json:"seed"`
-	Ticks    int     `json:"ticks"`
-	TickRate float64 `json:"tick_rate"`
+	Scenario string `json:"scenario"`
+	Episode  int    `json:"episode,omitempty"` // 1-based, in a run of several
+	Seed     uint64 `json:"seed"`
+	// SecretSeed is the hidden-information seed, for the operator's files
+	// only: results sent to agents (episode_end) never carry it.
+	SecretSeed uint64 `json:"secret_seed,omitempty" cbor:"-"`
+	// EpisodeID is the episode's public identifier (a server's; agents
+	// receive it in welcome and episode_start instead of a seed).
+	EpisodeID string  `json:"episode_id,omitempty"`
+	Ticks     int     `json:"ticks"`
+	TickRate  float64 `json:"tick_rate"`
 	// EndReason is the protocol's episode_end reason: "completed", "time_limit"
 	// or "stopped". Outcome says more: "objective_met", "all_dead", ...
 	EndReason      string          `json:"end_reason"`
@@ -72,7 +78,7 @@ func Collect(w *world.World, reason string) *Results {
 		reason = "completed"
 	}
 	res := &Results{
-		Scenario: w.Name(), Seed: w.Seed(), Ticks: w.Tick(), TickRate: w.TickRate(), EndReason: reason, Outcome: outcome,
+		Scenario: w.Name(), Seed: w.Seed(), SecretSeed: w.SecretSeed(), Ticks: w.Tick(), TickRate: w.TickRate(), EndReason: reason, Outcome: outcome,
 		FinalStateHash: world.FormatHash(w.StateHash()), Objective: w.Objective(), Passed: true,
 	}
 	teams := map[string]*TeamResult{}
@@ -114,7 +120,11 @@ func Collect(w *world.World, reason string) *Results {
 
 // WriteFileAtomic writes data to path so that readers see either the old file
 // or the whole new one: a temporary file in the same folder, synced, then renamed.
-func WriteFileAtomic(path string, data []byte) error {
+func WriteFileAtomic(path string, data []byte) error { return WriteFileAtomicMode(path, data, 0o644) }
+
+// WriteFileAtomicMode is WriteFileAtomic with the file's permissions (0600
+// for a secret): the file never exists with wider ones.
+func WriteFileAtomicMode(path string, data []byte, perm os.FileMode) error {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
@@ -122,7 +132,7 @@ func WriteFileAtomic(path string, data []byte) error {
 	}
 	tmp := f.Name()
 	defer os.Remove(tmp) // no-op after a successful rename
-	if err := f.Chmod(0o644); err != nil {
+	if err := f.Chmod(perm); err != nil {
 		f.Close()
 		return fmt.Errorf("write %s: %w", path, err)
 	}

@@ -22,8 +22,11 @@ import (
 type Config struct {
 	Scenario *scenarios.Scenario
 	Seed     uint64 // the run's seed; episode k runs with engine.EpisodeSeed(Seed, k)
-	Agents   int    // [the scenario's count]
-	Ticks    int    // replaces the scenario's time limit when positive
+	// SecretSeed seeds hidden information the same way; zero derives each
+	// world's from its seed (a local run reproduces from one number).
+	SecretSeed uint64
+	Agents     int // [the scenario's count]
+	Ticks      int // replaces the scenario's time limit when positive
 	// Variables override scenario variables (one point of a sweep).
 	Variables map[string]any
 	Episodes  int // [1]
@@ -43,7 +46,7 @@ type Config struct {
 }
 
 // Controllers gives every agent of w the scenario's built-in bot, seeded
-// with the world's seed.
+// with its agent seed (engine.AgentSeed), as a bot playing over the wire is.
 func Controllers(sc *scenarios.Scenario, w *world.World) (map[string]engine.Controller, error) {
 	kind := sc.Agents.Bot
 	if kind == "" {
@@ -51,7 +54,7 @@ func Controllers(sc *scenarios.Scenario, w *world.World) (map[string]engine.Cont
 	}
 	ctrls := make(map[string]engine.Controller, len(w.Agents()))
 	for _, a := range w.Agents() {
-		b, err := bots.New(kind, bots.Info{AgentID: a.ID, Seed: w.Seed(), Bounds: w.Bounds(), Rules: w.Rules()})
+		b, err := bots.New(kind, bots.Info{AgentID: a.ID, Seed: engine.AgentSeed(w.Seed(), a.ID), Bounds: w.Bounds(), Rules: w.Rules()})
 		if err != nil {
 			return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 		}
@@ -64,7 +67,11 @@ func Controllers(sc *scenarios.Scenario, w *world.World) (map[string]engine.Cont
 // set, is the runner's OnTick.
 func Episode(ctx context.Context, cfg Config, ep int, onTick func(*engine.TickRecord)) (*engine.Results, error) {
 	sc := cfg.Scenario
-	w, err := sc.NewWorld(scenarios.Options{Seed: engine.EpisodeSeed(cfg.Seed, ep), Agents: cfg.Agents, Ticks: cfg.Ticks, Variables: cfg.Variables})
+	var secret uint64
+	if cfg.SecretSeed != 0 {
+		secret = engine.EpisodeSeed(cfg.SecretSeed, ep)
+	}
+	w, err := sc.NewWorld(scenarios.Options{Seed: engine.EpisodeSeed(cfg.Seed, ep), SecretSeed: secret, Agents: cfg.Agents, Ticks: cfg.Ticks, Variables: cfg.Variables})
 	if err != nil {
 		return nil, fmt.Errorf("episode %d: %w", ep, err)
 	}

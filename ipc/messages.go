@@ -73,7 +73,8 @@ type Welcome struct {
 	Team              string          `cbor:"team,omitempty"`
 	Scenario          string          `cbor:"scenario"`
 	Episode           int             `cbor:"episode"`
-	Seed              uint64          `cbor:"seed"`
+	EpisodeID         string          `cbor:"episode_id"`
+	Seed              uint64          `cbor:"seed"` // the agent's own seed (engine.AgentSeed), never the world's
 	Tick              int             `cbor:"tick"`
 	TickRate          float64         `cbor:"tick_rate"`
 	Mode              string          `cbor:"mode"`
@@ -111,7 +112,8 @@ type Pong struct {
 type EpisodeStart struct {
 	Type      string          `cbor:"type"`
 	Episode   int             `cbor:"episode"`
-	Seed      uint64          `cbor:"seed"`
+	EpisodeID string          `cbor:"episode_id"`
+	Seed      uint64          `cbor:"seed"` // the agent's own seed, as in Welcome
 	Tick      int             `cbor:"tick"`
 	Objective world.Objective `cbor:"objective"`
 }

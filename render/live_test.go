@@ -15,7 +15,7 @@ func TestLiveSource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Options{Scenario: sc, Seed: 5, Agents: 2, Bots: 2, Ticks: 400, Mode: "realtime", TickRate: 50})
+	srv, err := server.New(server.Options{Scenario: sc, Seed: 5, Agents: 2, Bots: 2, Ticks: 400, Mode: "realtime", TickRate: 50, SpectatorToken: "eye"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +28,7 @@ func TestLiveSource(t *testing.T) {
 	defer cancel()
 	go srv.Serve(ctx, l)
 
-	src, err := Connect(ctx, addr, "")
+	src, err := Connect(ctx, addr, "eye")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -319,8 +319,11 @@ func (s *Scenario) ToolCallLimit() int { return s.Rules.ToolCallLimit }
 
 // Options choose the variable parts of a world built from a scenario.
 type Options struct {
-	Seed   uint64
-	Agents int // 0: the scenario's default count
+	Seed uint64
+	// SecretSeed seeds hidden information (world.Config.SecretSeed); zero
+	// derives it from Seed.
+	SecretSeed uint64
+	Agents     int // 0: the scenario's default count
 	// Ticks, when positive, replaces the scenario's time limit.
 	Ticks int
 	// Variables override the scenario's variables of the same names (a sweep
@@ -359,7 +362,7 @@ func (s *Scenario) Config(opt Options) (world.Config, error) {
 	}
 	b := s.bounds()
 	cfg := world.Config{
-		Name: s.Name, Seed: opt.Seed, Bounds: b, TickRate: s.TickRate, CellSize: s.CellSize,
+		Name: s.Name, Seed: opt.Seed, SecretSeed: opt.SecretSeed, Bounds: b, TickRate: s.TickRate, CellSize: s.CellSize,
 		Terrain: world.Terrain{Base: s.Terrain.Base, Heights: s.Terrain.Heights},
 		Items:   s.Items, Objective: s.Objective,
 		Rules: world.Rules{

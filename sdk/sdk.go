@@ -277,6 +277,7 @@ type inbound struct {
 	Fatal   bool   `cbor:"fatal"`
 	// episode_start, episode_end (and welcome)
 	Episode   int              `cbor:"episode"`
+	EpisodeID string           `cbor:"episode_id"`
 	Seed      uint64           `cbor:"seed"`
 	Objective *world.Objective `cbor:"objective"`
 	Reason    string           `cbor:"reason"`
@@ -800,7 +801,7 @@ func (r *runner) handle(s *session, m *inbound) *EpisodeEnd {
 		r.ended = false
 		if !r.inEpisode || s.welcome.Episode > r.episode {
 			// No episode_start came: make it from the welcome.
-			r.start(&EpisodeStart{Type: "episode_start", Episode: s.welcome.Episode, Seed: s.welcome.Seed,
+			r.start(&EpisodeStart{Type: "episode_start", Episode: s.welcome.Episode, EpisodeID: s.welcome.EpisodeID, Seed: s.welcome.Seed,
 				Tick: s.welcome.Tick, Objective: s.welcome.Objective})
 		}
 		r.decide(s, m)
@@ -813,7 +814,7 @@ func (r *runner) handle(s *session, m *inbound) *EpisodeEnd {
 		if m.Objective != nil {
 			objective = *m.Objective
 		}
-		r.start(&EpisodeStart{Type: m.Type, Episode: m.Episode, Seed: m.Seed, Tick: m.Tick, Objective: objective})
+		r.start(&EpisodeStart{Type: m.Type, Episode: m.Episode, EpisodeID: m.EpisodeID, Seed: m.Seed, Tick: m.Tick, Objective: objective})
 	case "episode_end":
 		end := &EpisodeEnd{Type: m.Type, Episode: m.Episode, Tick: m.Tick, Reason: m.Reason, Final: m.Final, Results: m.Results}
 		r.inEpisode, r.ended, r.last = false, true, end

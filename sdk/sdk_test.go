@@ -201,7 +201,7 @@ func TestQueryFromInsideDecide(t *testing.T) {
 	require.Empty(t, serverErrors)
 
 	require.Equal(t, []int{0, 1, 2}, ticks)
-	require.Equal(t, []string{"start 1 seed 2", "end 1 time_limit final=true"}, agent.events)
+	require.Equal(t, []string{fmt.Sprintf("start 1 seed %d", engine.AgentSeed(2, "agent_001")), "end 1 time_limit final=true"}, agent.events)
 	require.Equal(t, "episode_end", end.Type)
 	require.Equal(t, 1, end.Episode)
 	require.True(t, end.Final)
@@ -235,16 +235,20 @@ func TestEpisodesOnARealServer(t *testing.T) {
 	end, err := c.Run(ctx, agent)
 	require.NoError(t, err)
 	require.Equal(t, []string{
-		fmt.Sprintf("start 1 seed %d", seed), "end 1 time_limit final=false",
-		fmt.Sprintf("start 2 seed %d", engine.EpisodeSeed(seed, 2)), "end 2 time_limit final=false",
-		fmt.Sprintf("start 3 seed %d", engine.EpisodeSeed(seed, 3)), "end 3 time_limit final=true",
+		fmt.Sprintf("start 1 seed %d", engine.AgentSeed(seed, "agent_001")), "end 1 time_limit final=false",
+		fmt.Sprintf("start 2 seed %d", engine.AgentSeed(engine.EpisodeSeed(seed, 2), "agent_001")), "end 2 time_limit final=false",
+		fmt.Sprintf("start 3 seed %d", engine.AgentSeed(engine.EpisodeSeed(seed, 3), "agent_001")), "end 3 time_limit final=true",
 	}, agent.events)
 	require.Equal(t, []call{{1, 0}, {1, 1}, {2, 0}, {2, 1}, {3, 0}, {3, 1}}, calls)
 	require.Equal(t, 3, end.Episode)
 	require.True(t, end.Final)
 	all := <-served
 	require.Len(t, all, 3)
-	require.Equal(t, all[2], end.Results, "Run returns the last episode's results")
+	require.NotZero(t, all[2].SecretSeed, "the operator's results keep the secret seed")
+	require.Zero(t, end.Results.SecretSeed, "results sent to agents never carry the secret seed")
+	want := *all[2]
+	want.SecretSeed = 0
+	require.Equal(t, &want, end.Results, "Run returns the last episode's results")
 }
 
 func TestRefusalsAreServerErrors(t *testing.T) {
@@ -419,7 +423,7 @@ func TestReconnectResumesTheSameSlot(t *testing.T) {
 	require.Equal(t, map[string]any{"type": "hello", "protocol": uint64(1), "role": "agent", "sdk": "arena-go/" + sdk.Version, "agent": aID}, <-p.hellos,
 		"the hello after a reconnection asks for the slot the client had")
 	require.Equal(t, aID, a.AgentID())
-	require.Equal(t, []string{"start 1 seed 3", "end 1 completed final=true"}, aAgent.events,
+	require.Equal(t, []string{fmt.Sprintf("start 1 seed %d", engine.AgentSeed(3, aID)), "end 1 completed final=true"}, aAgent.events,
 		"a reconnection within the episode starts no new episode")
 	n := 0
 	for _, tick := range aTicks {

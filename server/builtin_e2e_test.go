@@ -25,10 +25,10 @@ func TestEveryBuiltinScenarioPlaysTheSameOverIPC(t *testing.T) {
 			sc, err := scenarios.Load(name)
 			require.NoError(t, err)
 			const seed = 2
-			local, err := eval.Episode(context.Background(), eval.Config{Scenario: sc, Seed: seed}, 1, nil)
+			local, err := eval.Episode(context.Background(), eval.Config{Scenario: sc, Seed: seed, SecretSeed: seed + 100}, 1, nil)
 			require.NoError(t, err)
 
-			srv, err := server.New(server.Options{Scenario: sc, Seed: seed, DecisionTimeout: 20 * time.Second})
+			srv, err := server.New(server.Options{Scenario: sc, Seed: seed, SecretSeed: seed + 100, DecisionTimeout: 20 * time.Second})
 			require.NoError(t, err)
 			addr, l := listen(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

@@ -78,18 +78,26 @@ func (s *Server) hello(sess *session, h *ipc.Hello) {
 	}
 	switch h.Role {
 	case "spectator":
-		if s.opt.Tokens != nil {
-			want := s.opt.Tokens[spectatorKey]
-			if want == "" || subtle.ConstantTimeCompare([]byte(want), []byte(h.Token)) != 1 {
+		if !s.opt.OpenSpectators {
+			want := s.opt.SpectatorToken
+			if want == "" {
+				want = s.opt.Tokens[spectatorKey]
+			}
+			if want == "" {
 				s.fail(c, &ipc.ProtocolError{Code: ipc.CodeUnauthorized, Fatal: true,
-					Message: "spectators need the token the tokens file gives under \"spectator\""})
+					Message: "this server takes no spectators: spectators see every secret, so they need a token (arena serve prints one, or the tokens file's \"spectator\" entry); --spectators open allows them without one"})
+				return
+			}
+			if subtle.ConstantTimeCompare([]byte(want), []byte(h.Token)) != 1 {
+				s.fail(c, &ipc.ProtocolError{Code: ipc.CodeUnauthorized, Fatal: true,
+					Message: "spectators need the spectator token (printed by arena serve at start, written beside the results as spectator.token)"})
 				return
 			}
 		}
 		sess.spectator = true
 		c.Send(s.welcome(sess, nil))
 		if s.started {
-			c.Send(s.episodeStart())
+			c.Send(s.episodeStart(nil))
 			s.sendFrame(sess, s.frame())
 		}
 		return
@@ -142,7 +150,7 @@ func (s *Server) hello(sess *session, h *ipc.Hello) {
 	if !s.started {
 		return
 	}
-	c.Send(s.episodeStart())
+	c.Send(s.episodeStart(sl))
 	// Rejoining a dead agent: say so. Joining (or rejoining) an agent whose
 	// latest observation is unanswered: send it again, with what is left of
 	// its deadline, so the agent can still decide for it.
@@ -183,7 +191,7 @@ func (s *Server) tellDead(sl *slot) {
 
 func (s *Server) welcome(sess *session, sl *slot) ipc.Welcome {
 	w := ipc.Welcome{Type: "welcome", Protocol: ipc.ProtocolVersion, Session: sess.id, Scenario: s.w.Name(),
-		Episode: max(s.episode, 1), Seed: s.w.Seed(), Tick: s.w.Tick(), TickRate: s.tickRate(), Mode: s.opt.Mode,
+		Episode: max(s.episode, 1), EpisodeID: s.episodeID, Seed: s.agentSeed(sl), Tick: s.w.Tick(), TickRate: s.tickRate(), Mode: s.opt.Mode,
 		DecisionTimeoutMS: int(s.opt.DecisionTimeout.Milliseconds()), Tools: s.reg.Specs(), Objective: s.w.Objective()}
 	if sl != nil {
 		w.AgentID, w.Team = sl.id, sl.team

@@ -845,10 +845,10 @@ func pauseWorld(spec *client) {
 // The agent is neither applied nor told: a late decision must be refused
 // with UNKNOWN_TICK. A spectator's pause holds that window open.
 func TestALateLockstepDecisionIsRefusedNotDropped(t *testing.T) {
-	addr, _, cancel := start(t, server.Options{Seed: 1, Agents: 2, Ticks: 3, DecisionTimeout: 200 * time.Millisecond})
+	addr, _, cancel := start(t, server.Options{Seed: 1, Agents: 2, Ticks: 3, DecisionTimeout: 200 * time.Millisecond, SpectatorToken: "eye"})
 	defer cancel()
 	spec := dial(t, addr)
-	spec.send(map[string]any{"type": "hello", "protocol": 1, "role": "spectator"})
+	spec.send(map[string]any{"type": "hello", "protocol": 1, "role": "spectator", "token": "eye"})
 	good := newHandAgent(t, addr, "agent_001", "")
 	late := newHandAgent(t, addr, "agent_002", "")
 	good.next()
@@ -881,10 +881,10 @@ func TestALateLockstepDecisionIsRefusedNotDropped(t *testing.T) {
 // answer to it must be applied or refused, never dropped in silence.
 func TestRejoiningBetweenTicksIsNotSentAStaleObservation(t *testing.T) {
 	log := newServerLog()
-	addr, _, cancel := start(t, server.Options{Seed: 1, Agents: 2, Ticks: 4, DecisionTimeout: 5 * time.Second, Log: log.logger()})
+	addr, _, cancel := start(t, server.Options{Seed: 1, Agents: 2, Ticks: 4, DecisionTimeout: 5 * time.Second, Log: log.logger(), SpectatorToken: "eye"})
 	defer cancel()
 	spec := dial(t, addr)
-	spec.send(map[string]any{"type": "hello", "protocol": 1, "role": "spectator"})
+	spec.send(map[string]any{"type": "hello", "protocol": 1, "role": "spectator", "token": "eye"})
 	good := newHandAgent(t, addr, "agent_001", "")
 	back := newHandAgent(t, addr, "agent_002", "")
 	good.next()

@@ -25,8 +25,14 @@ import (
 // Options configure a server. Zero fields take the defaults in brackets.
 type Options struct {
 	Scenario *scenarios.Scenario
-	Seed     uint64
-	Agents   int // agent slots [the scenario's count]
+	// Seed seeds what agents may see (the world's layout, the bots); the
+	// episode's agents never receive it [fresh, engine.FreshSeed].
+	Seed uint64
+	// SecretSeed seeds hidden information (a role deal), never derivable
+	// from anything an agent receives: keep it to reproduce a game exactly
+	// [fresh, drawn anew by every server, even with a Seed].
+	SecretSeed uint64
+	Agents     int // agent slots [the scenario's count]
 	// Bots gives the last Bots slots to the scenario's built-in bot.
 	Bots int
 	Mode string // "lockstep" or "realtime" ["lockstep"]
@@ -41,7 +47,14 @@ type Options struct {
 	// The key "spectator" holds the spectators' token; without it, a server
 	// with tokens takes no spectators.
 	Tokens map[string]string
-	Ticks  int // replaces the scenario's time limit when positive
+	// SpectatorToken, when set, is what a spectator's hello must carry (it
+	// overrides Tokens["spectator"]). Spectators see every secret, so a
+	// server takes none without a token unless OpenSpectators is set.
+	SpectatorToken string
+	// OpenSpectators lets any client watch as a spectator without a token:
+	// for local debugging only, as every hidden role is then public.
+	OpenSpectators bool
+	Ticks          int // replaces the scenario's time limit when positive
 	// Episodes is how many episodes to run, one after the other, each with
 	// the seed engine.EpisodeSeed derives from Seed [1].
 	Episodes int
@@ -96,7 +109,9 @@ type Server struct {
 	nextID   int
 	started  bool
 	episode  int
-	tick     int
+	// episodeID is the episode's public name: agents get it instead of a seed.
+	episodeID string
+	tick      int
 	// gathering: lockstep is waiting for the decisions of tick. Once it
 	// stops, until the next decision point, decisions for tick are late.
 	gathering bool
@@ -129,6 +144,12 @@ func New(opt Options) (*Server, error) {
 		opt.DecisionTimeout = 5 * time.Second
 	}
 	opt.Episodes = max(opt.Episodes, 1)
+	if opt.Seed == 0 {
+		opt.Seed = engine.FreshSeed()
+	}
+	if opt.SecretSeed == 0 {
+		opt.SecretSeed = engine.FreshSeed()
+	}
 	codec, err := ipc.NewCodec(ipc.Limits{})
 	if err != nil {
 		return nil, err
@@ -171,8 +192,8 @@ func New(opt Options) (*Server, error) {
 
 // newWorld builds episode ep's world and tool registry.
 func (s *Server) newWorld(ep int) error {
-	seed := engine.EpisodeSeed(s.opt.Seed, ep)
-	w, err := s.opt.Scenario.NewWorld(scenarios.Options{Seed: seed, Agents: s.opt.Agents, Ticks: s.opt.Ticks})
+	w, err := s.opt.Scenario.NewWorld(scenarios.Options{Seed: engine.EpisodeSeed(s.opt.Seed, ep),
+		SecretSeed: engine.EpisodeSeed(s.opt.SecretSeed, ep), Agents: s.opt.Agents, Ticks: s.opt.Ticks})
 	if err != nil {
 		return fmt.Errorf("episode %d: %w", ep, err)
 	}
@@ -181,6 +202,7 @@ func (s *Server) newWorld(ep int) error {
 		return fmt.Errorf("episode %d: %w", ep, err)
 	}
 	s.w, s.reg, s.episode, s.events, s.decisions, s.runner = w, reg, ep, nil, nil, nil
+	s.episodeID = engine.FreshID(8)
 	return nil
 }
 
@@ -195,7 +217,7 @@ func (s *Server) resetSlots() error {
 			if s.opt.NewBot != nil {
 				b, err = s.opt.NewBot(s.w, s.reg, sl.id)
 			} else {
-				b, err = bots.New(s.opt.Scenario.Agents.Bot, bots.Info{AgentID: sl.id, Seed: s.w.Seed(), Bounds: s.w.Bounds(), Rules: s.w.Rules()})
+				b, err = bots.New(s.opt.Scenario.Agents.Bot, bots.Info{AgentID: sl.id, Seed: engine.AgentSeed(s.w.Seed(), sl.id), Bounds: s.w.Bounds(), Rules: s.w.Rules()})
 			}
 			if err != nil {
 				return err
@@ -205,6 +227,10 @@ func (s *Server) resetSlots() error {
 	}
 	return nil
 }
+
+// Seeds are the run's seeds: the public one and the secret one, for the
+// operator's records (episode k uses engine.EpisodeSeed of each).
+func (s *Server) Seeds() (seed, secret uint64) { return s.opt.Seed, s.opt.SecretSeed }
 
 // World is the server's world; touch it only from the goroutine running Serve.
 func (s *Server) World() *world.World { return s.w }
@@ -276,7 +302,11 @@ func (s *Server) runEpisode(ctx context.Context) (*engine.Results, error) {
 	for _, sess := range s.sessions {
 		sess.static = false
 	}
-	s.broadcast(s.episodeStart())
+	for c, sess := range s.sessions {
+		if sess.slot != nil || sess.spectator {
+			c.Send(s.episodeStart(sess.slot))
+		}
+	}
 	r := &engine.Runner{World: s.w, Tools: s.reg, Gatherer: s, DecisionPeriod: s.opt.Scenario.Limits.DecisionPeriod,
 		MaxTicks: s.w.Objective().TimeLimit, Journal: j, OnTick: func(rec *engine.TickRecord) {
 			s.events, s.decisions = rec.Events, rec.Decisions
@@ -285,7 +315,7 @@ func (s *Server) runEpisode(ctx context.Context) (*engine.Results, error) {
 	s.runner = r
 	res, err := r.Run(ctx)
 	if res != nil {
-		res.Episode = s.episode
+		res.Episode, res.EpisodeID = s.episode, s.episodeID
 	}
 	if s.opt.Recorder != nil {
 		if rerr := s.opt.Recorder.End(s.episode, s.w, j, res, err); err == nil {
@@ -295,8 +325,21 @@ func (s *Server) runEpisode(ctx context.Context) (*engine.Results, error) {
 	return res, err
 }
 
-func (s *Server) episodeStart() ipc.EpisodeStart {
-	return ipc.EpisodeStart{Type: "episode_start", Episode: s.episode, Seed: s.w.Seed(), Tick: s.w.Tick(), Objective: s.w.Objective()}
+// episodeStart tells a session (sl: its slot, nil for a spectator) the
+// episode has begun. An agent's seed is its own (engine.AgentSeed), never the
+// world's.
+func (s *Server) episodeStart(sl *slot) ipc.EpisodeStart {
+	return ipc.EpisodeStart{Type: "episode_start", Episode: s.episode, EpisodeID: s.episodeID, Seed: s.agentSeed(sl),
+		Tick: s.w.Tick(), Objective: s.w.Objective()}
+}
+
+// agentSeed is the seed a session is told: its agent's own, or none for a
+// spectator.
+func (s *Server) agentSeed(sl *slot) uint64 {
+	if sl == nil {
+		return 0
+	}
+	return engine.AgentSeed(s.w.Seed(), sl.id)
 }
 
 // broadcast sends msg to every agent and spectator session.

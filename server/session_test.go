@@ -112,10 +112,10 @@ func TestSpectatorsNeedTheirTokenAndSeeTheWholeWorld(t *testing.T) {
 }
 
 func TestSpectatorsPauseStepAndResume(t *testing.T) {
-	addr, _, cancel := start(t, server.Options{Seed: 1, Agents: 1, DecisionTimeout: 5 * time.Second})
+	addr, _, cancel := start(t, server.Options{Seed: 1, Agents: 1, DecisionTimeout: 5 * time.Second, SpectatorToken: "eye"})
 	defer cancel()
 	spec := dial(t, addr)
-	spec.send(map[string]any{"type": "hello", "protocol": 1, "role": "spectator"})
+	spec.send(map[string]any{"type": "hello", "protocol": 1, "role": "spectator", "token": "eye"})
 	agent := dial(t, addr)
 	agent.send(map[string]any{"type": "hello", "protocol": 1, "role": "agent"})
 
@@ -326,6 +326,7 @@ func TestEpisodesFollowEachOtherOnTheSameSession(t *testing.T) {
 	}()
 	c := dial(t, addr)
 	c.send(map[string]any{"type": "hello", "protocol": 1, "role": "agent"})
+	var ids []string
 	for ep := 1; ep <= 3; ep++ {
 		var start ipc.EpisodeStart
 		for m, raw := c.recv(); ; m, raw = c.recv() {
@@ -336,7 +337,10 @@ func TestEpisodesFollowEachOtherOnTheSameSession(t *testing.T) {
 			require.Equal(t, "welcome", m["type"])
 		}
 		require.Equal(t, ep, start.Episode)
-		require.Equal(t, engine.EpisodeSeed(9, ep), start.Seed)
+		require.Equal(t, engine.AgentSeed(engine.EpisodeSeed(9, ep), "agent_001"), start.Seed, "an agent's own seed, never the world's")
+		require.Len(t, start.EpisodeID, 16)
+		require.NotContains(t, ids, start.EpisodeID, "every episode has its own id")
+		ids = append(ids, start.EpisodeID)
 		require.Equal(t, 0, start.Tick)
 		for tick := 0; tick < 5; tick++ {
 			got, _ := c.observe()
@@ -357,12 +361,12 @@ func TestEpisodesFollowEachOtherOnTheSameSession(t *testing.T) {
 }
 
 func TestSpectatorInspectsAnAgent(t *testing.T) {
-	addr, _, cancel := start(t, server.Options{Seed: 1, Agents: 1, DecisionTimeout: 5 * time.Second})
+	addr, _, cancel := start(t, server.Options{Seed: 1, Agents: 1, DecisionTimeout: 5 * time.Second, SpectatorToken: "eye"})
 	defer cancel()
 	spec := dial(t, addr)
-	spec.send(map[string]any{"type": "hello", "protocol": 1, "role": "spectator"})
+	spec.send(map[string]any{"type": "hello", "protocol": 1, "role": "spectator", "token": "eye"})
 	other := dial(t, addr)
-	other.send(map[string]any{"type": "hello", "protocol": 1, "role": "spectator"})
+	other.send(map[string]any{"type": "hello", "protocol": 1, "role": "spectator", "token": "eye"})
 	agent := dial(t, addr)
 	agent.send(map[string]any{"type": "hello", "protocol": 1, "role": "agent"})
 	tick, obs := agent.observe()
@@ -405,7 +409,7 @@ func TestSpectatorInspectsAnAgent(t *testing.T) {
 
 	// The first frame of a spectator describes the world.
 	late := dial(t, addr)
-	late.send(map[string]any{"type": "hello", "protocol": 1, "role": "spectator"})
+	late.send(map[string]any{"type": "hello", "protocol": 1, "role": "spectator", "token": "eye"})
 	lf := late.nextFrame()
 	require.NotNil(t, lf.World)
 	require.Equal(t, "lockstep", lf.World.Mode)

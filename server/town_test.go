@@ -120,10 +120,10 @@ func wantText(e world.Event) []string {
 //     scheduled events reach everyone;
 //   - the agents act on them: each one tells the town the news it heard.
 func TestTownSquareOverIPC(t *testing.T) {
-	const seed, ticks = 1, 200
+	const seed, secret, ticks = 1, 5, 200
 	sc, err := scenarios.Load("town_square")
 	require.NoError(t, err)
-	addr, done, _ := startScenario(t, sc, server.Options{Seed: seed, Ticks: ticks, DecisionTimeout: 10 * time.Second})
+	addr, done, _ := startScenario(t, sc, server.Options{Seed: seed, SecretSeed: secret, Ticks: ticks, DecisionTimeout: 10 * time.Second})
 
 	n := sc.Agents.Count
 	remote := map[string]*townsfolk{}
@@ -152,12 +152,12 @@ func TestTownSquareOverIPC(t *testing.T) {
 	require.Equal(t, "time_limit", res.EndReason)
 
 	// The same episode in process, with the event log.
-	w, err := sc.NewWorld(scenarios.Options{Seed: engine.EpisodeSeed(seed, 1), Ticks: ticks})
+	w, err := sc.NewWorld(scenarios.Options{Seed: engine.EpisodeSeed(seed, 1), SecretSeed: secret, Ticks: ticks})
 	require.NoError(t, err)
 	local := map[string]*townsfolk{}
 	ctrls := map[string]engine.Controller{}
 	for _, a := range w.Agents() {
-		local[a.ID] = newTownsfolk(bots.Info{AgentID: a.ID, Seed: w.Seed(), Bounds: w.Bounds(), Rules: w.Rules()})
+		local[a.ID] = newTownsfolk(bots.Info{AgentID: a.ID, Seed: engine.AgentSeed(w.Seed(), a.ID), Bounds: w.Bounds(), Rules: w.Rules()})
 		ctrls[a.ID] = local[a.ID]
 	}
 	var published []world.Event

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -51,6 +52,10 @@ type Call struct {
 	// Query is true for a mid-turn query, false for a decision. Query tools
 	// answer a query in the result's data and a decision in the next observation.
 	Query bool
+	// Audience, when not nil, is who may receive what the call sends, as the
+	// world's tool guards narrowed it (world.ToolGuard). A handler that
+	// delivers content to other agents must honour it.
+	Audience []string
 }
 
 // Float returns a number parameter, or def when it is absent.
@@ -78,6 +83,7 @@ type Provider interface {
 type Registry struct {
 	byName map[string]*Tool
 	names  []string
+	guards []world.ToolGuard
 }
 
 // Register adds tools; a duplicate or malformed tool is an error. A tool
@@ -131,13 +137,17 @@ func (r *Registry) Tools() []*Tool {
 }
 
 // ForWorld builds the registry of a world: the universal tools plus the tools of
-// every component that is a Provider.
+// every component that is a Provider. Every component that is a
+// world.ToolGuard rules on each call before it runs.
 func ForWorld(w *world.World) (*Registry, error) {
 	r := &Registry{}
 	if err := r.Register(Universal(w.Rules())...); err != nil {
 		return nil, err
 	}
 	for _, c := range w.Components() {
+		if g, ok := c.(world.ToolGuard); ok {
+			r.guards = append(r.guards, g)
+		}
 		if p, ok := c.(Provider); ok {
 			if err := r.Register(p.Tools()...); err != nil {
 				return nil, fmt.Errorf("component %q: %w", c.Name(), err)
@@ -175,13 +185,17 @@ func (r *Registry) Execute(w *world.World, agentID, name string, params map[stri
 			return world.Fail(name, world.CodeInvalidParams, "%s: %s", name, msg)
 		}
 	}
+	audience, refusal, guarded := r.guard(w, world.GuardedCall{Agent: agentID, Tool: name, Params: clean, Query: asQuery})
+	if guarded {
+		return refusal
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			slog.Error("tool handler panicked", "tool", name, "agent", agentID, "panic", p)
 			res = world.Fail(name, world.CodeInvalidParams, "%s could not be carried out with these parameters (internal error: %v)", name, p)
 		}
 	}()
-	res = t.Handler(&Call{World: w, Agent: a, Params: clean, Query: asQuery})
+	res = t.Handler(&Call{World: w, Agent: a, Params: clean, Query: asQuery, Audience: audience})
 	res.Tool = name
 	res.Tick = w.Tick()
 	return res
@@ -205,6 +219,25 @@ func (r *Registry) Decide(w *world.World, agentID string, obsTick int, d world.D
 		w.RecordResult(a, res)
 	}
 	return res
+}
+
+// guard asks every tool guard about a call: the first refusal wins (refused
+// is true), and the audiences of the others intersect (nil: no limit).
+func (r *Registry) guard(w *world.World, c world.GuardedCall) (audience []string, refusal world.ActionResult, refused bool) {
+	for _, g := range r.guards {
+		v := g.GuardTool(w, c)
+		if v.Code != "" {
+			return nil, world.Fail(c.Tool, v.Code, "%s", v.Message), true
+		}
+		switch {
+		case v.Audience == nil:
+		case audience == nil:
+			audience = slices.Clone(v.Audience)
+		default:
+			audience = slices.DeleteFunc(audience, func(id string) bool { return !slices.Contains(v.Audience, id) })
+		}
+	}
+	return audience, world.ActionResult{}, false
 }
 
 func (r *Registry) queryNames() []string {

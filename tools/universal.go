@@ -121,7 +121,7 @@ func Universal(r world.Rules) []Tool {
 				"target_agent": {Type: "string", Description: "\"all\", \"team\" or an agent id", MinLength: Ptr(1), MaxLength: Ptr(200), Default: "all"},
 			}, "message"),
 			Handler: func(c *Call) world.ActionResult {
-				return c.World.SendMessage(c.Agent, c.String("target_agent", "all"), c.String("message", ""))
+				return c.World.SendMessageTo(c.Agent, c.String("target_agent", "all"), c.String("message", ""), c.Audience)
 			},
 		},
 		{

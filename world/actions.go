@@ -247,6 +247,13 @@ func (w *World) QueryInventory(a *Agent) (*InventoryDetails, ActionResult) {
 // SendMessage queues a message for delivery on the next tick to "all" agents in
 // communication range, to the sender's "team", or to one agent by id.
 func (w *World) SendMessage(a *Agent, target, content string) ActionResult {
+	return w.SendMessageTo(a, target, content, nil)
+}
+
+// SendMessageTo is SendMessage narrowed to an audience (a ToolGuard's): when
+// audience is not nil, only the agents it lists may receive the message. A
+// target that is not in a non-nil audience is refused, NOT_ALLOWED.
+func (w *World) SendMessageTo(a *Agent, target, content string, audience []string) ActionResult {
 	const tool = "send_message"
 	if res, ok := w.precheck(a, tool, false); !ok {
 		return res
@@ -279,7 +286,10 @@ func (w *World) SendMessage(a *Agent, target, content string) ActionResult {
 			return Fail(tool, CodeInvalidParams, "an agent cannot send a message to itself")
 		}
 	}
-	w.outbox = append(w.outbox, pendingMessage{from: a.ID, to: target, content: content, tick: w.tick})
+	if audience != nil && target != "all" && target != "team" && !slices.Contains(audience, target) {
+		return Fail(tool, CodeNotAllowed, "%s cannot reach %s now", a.ID, target)
+	}
+	w.outbox = append(w.outbox, pendingMessage{from: a.ID, to: target, content: content, tick: w.tick, audience: audience})
 	a.Stats.MessagesSent++
 	return OK(tool, map[string]any{"target_agent": target, "delivery_tick": w.tick + 1})
 }

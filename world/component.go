@@ -1,5 +1,7 @@
 package world
 
+import "fmt"
+
 // Section is a component's part of an agent's observation, found under
 // components.<name>. It always carries "text", a rendering for language models;
 // every other key is a structured field beside it.
@@ -24,6 +26,41 @@ type Component interface {
 	Observe(w *World, agentID string) Section
 	// Hash writes every piece of state that matters into the state hash.
 	Hash(h *Hasher)
+}
+
+// ToolGuard is implemented by components that govern the tools agents call,
+// the world's own tools included: before any tool runs (a decision or a
+// mid-turn query), the tool registry asks every guard of the world. A guard
+// may refuse the call or narrow who receives what it sends (a message), so a
+// component with hidden information decides what leaves each agent, whatever
+// tool carries it. Guards run on the tick goroutine and must not change state.
+type ToolGuard interface {
+	GuardTool(w *World, call GuardedCall) Verdict
+}
+
+// GuardedCall is the call a guard rules on: parameters are already validated
+// against the tool's schema (numbers are float64).
+type GuardedCall struct {
+	Agent  string
+	Tool   string
+	Params map[string]any
+	Query  bool
+}
+
+// Verdict is a guard's ruling. The zero Verdict allows the call unchanged.
+type Verdict struct {
+	// Code and Message, when Code is set, refuse the call with that error
+	// (NOT_ALLOWED, say), before anything changes.
+	Code, Message string
+	// Audience, when not nil, limits who may receive what the call sends to
+	// these agents (an empty, non-nil list: no one). Guards' audiences
+	// intersect.
+	Audience []string
+}
+
+// Refuse is a refusing verdict.
+func Refuse(code, format string, args ...any) Verdict {
+	return Verdict{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
 // MetricSource is implemented by components that define objective metrics.

@@ -4,10 +4,16 @@ package world
 // from a scenario file; tests build it directly. Zero values of Rules fields take
 // the defaults documented on each field.
 type Config struct {
-	Name     string
-	Seed     uint64
-	Bounds   Bounds
-	TickRate float64 // ticks per simulated second; default 10
+	Name string
+	// Seed drives everything agents may see (layout, message drops, the
+	// order decisions apply in).
+	Seed uint64
+	// SecretSeed drives hidden information (World.SecretRand); zero derives
+	// it from Seed. A server draws it fresh so that nothing an agent can learn
+	// reveals it.
+	SecretSeed uint64
+	Bounds     Bounds
+	TickRate   float64 // ticks per simulated second; default 10
 	// CellSize is the side of a navigation and line-of-sight cell in world units; default 0.5.
 	CellSize float64
 	Terrain  Terrain

@@ -86,6 +86,7 @@ type Message struct {
 type pendingMessage struct {
 	from, to, content string
 	tick              int
+	audience          []string // nil: anyone the target reaches; else only these
 }
 
 type actionKind uint8

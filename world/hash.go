@@ -171,6 +171,7 @@ func (w *World) StateHash() uint64 {
 		h.Int(m.tick)
 	}
 	w.rng.hash(h)
+	w.secret.hash(h)
 	w.bridge.hash(h)
 	w.hashVariables(h)
 	for _, c := range w.components {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"sync"
 
@@ -416,7 +417,7 @@ func (w *World) deliverMessages() {
 	for _, m := range w.outbox {
 		from := w.agentByID[m.from]
 		for _, to := range w.agents {
-			if to == from || !to.Alive {
+			if to == from || !to.Alive || (m.audience != nil && !slices.Contains(m.audience, to.ID)) {
 				continue
 			}
 			switch m.to {

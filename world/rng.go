@@ -50,5 +50,28 @@ func (s *streams) hash(h *Hasher) {
 }
 
 // Rand returns the world's random stream for a system. Use one name per system;
-// components use "component:<name>".
+// components use "component:<name>". These streams drive what agents may see
+// (layout, message drops, decision order); hidden information is drawn from
+// SecretRand instead.
 func (w *World) Rand(name string) *rand.Rand { return w.rng.get(name) }
+
+// SecretRand returns a random stream for hidden information (a role deal, a
+// private draw), seeded by the world's secret seed, which nothing sent to an
+// agent carries or can be derived from. Components draw every secret from
+// here, never from Rand. Use one name per system, as for Rand.
+func (w *World) SecretRand(name string) *rand.Rand { return w.secret.get(name) }
+
+// SecretSeed is the seed of the hidden-information streams: Config.SecretSeed,
+// or one derived from the world's seed when that was zero. Only the operator
+// (results, replays) may see it.
+func (w *World) SecretSeed() uint64 { return w.secret.seed }
+
+// secretSeed is the secret seed a config gives: its own, or, when that is
+// zero, one derived from the world seed (a local run reproduced from one
+// number).
+func secretSeed(cfg Config) uint64 {
+	if cfg.SecretSeed != 0 {
+		return cfg.SecretSeed
+	}
+	return DeriveSeed(cfg.Seed, "secret")
+}

@@ -58,6 +58,7 @@ type World struct {
 	varsView   map[string]any
 	varsText   string
 	rng        *streams
+	secret     *streams // hidden information (SecretRand)
 	components []Component
 	capture    *captureGame // nil without capture rules
 
@@ -112,6 +113,7 @@ func New(cfg Config) (*World, error) {
 		agentByID: map[string]*Agent{},
 		names:     map[string]entityRef{},
 		rng:       newStreams(cfg.Seed),
+		secret:    newStreams(secretSeed(cfg)),
 	}
 	if w.tickRate <= 0 {
 		w.tickRate = 10

@@ -51,7 +51,7 @@ func (f *folder) Begin(ep int, w *world.World) (*engine.Journal, error) {
 		ids = append(ids, a.ID)
 	}
 	return engine.CreateJournal(filepath.Join(dir, replayFile), engine.JournalHeader{
-		Scenario: f.sc.Name, ScenarioFile: json.RawMessage(compactJSON(f.sc.Raw)), Seed: w.Seed(), Episode: ep, Agents: ids, Variables: w.Variables(),
+		Scenario: f.sc.Name, ScenarioFile: json.RawMessage(compactJSON(f.sc.Raw)), Seed: w.Seed(), SecretSeed: w.SecretSeed(), Episode: ep, Agents: ids, Variables: w.Variables(),
 		DecisionPeriod: f.sc.Limits.DecisionPeriod, TimeLimit: w.Objective().TimeLimit, InitialHash: world.FormatHash(w.StateHash()),
 	})
 }

@@ -77,7 +77,7 @@ func replayWorld(h engine.JournalHeader) (*world.World, error) {
 	if err != nil {
 		return nil, err
 	}
-	return sc.NewWorld(scenarios.Options{Seed: h.Seed, Agents: len(h.Agents), Ticks: h.TimeLimit, Variables: h.Variables})
+	return sc.NewWorld(scenarios.Options{Seed: h.Seed, SecretSeed: h.SecretSeed, Agents: len(h.Agents), Ticks: h.TimeLimit, Variables: h.Variables})
 }
 
 // printTick prints what happened in one tick: each decision with its

@@ -350,12 +350,18 @@ func TestViewOpensReplaysAndLiveServers(t *testing.T) {
 	}
 	var viewErr error
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if _, _, viewErr = arena(t, "view", "--connect", sock); viewErr == nil || !strings.Contains(viewErr.Error(), "no such file") {
+		if _, _, viewErr = arena(t, "view", "--connect", sock, "--token-file", filepath.Join(dir, "served", "spectator.token")); viewErr == nil || !strings.Contains(viewErr.Error(), "no such file") {
 			break // the server is up (or failed another way)
 		}
 	}
 	require.NoError(t, viewErr)
 	require.Contains(t, title, "foraging on "+sock)
+	// The token is the operator's: readable by them alone, and needed.
+	st, err := os.Stat(filepath.Join(dir, "served", "spectator.token"))
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+	_, _, err = arena(t, "view", "--connect", sock)
+	require.ErrorContains(t, err, "UNAUTHORIZED")
 	stop()
 	require.NoError(t, <-served, "the server stops cleanly")
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/arena-sim/arena/engine"
 	"github.com/arena-sim/arena/eval"
 	"github.com/arena-sim/arena/ipc"
 	"github.com/arena-sim/arena/scenarios"
@@ -36,7 +37,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var lf llmFlags
 	lf.register(fs)
 	tokens := fs.String("tokens", "", "JSON file of slot id → token; every hello must then carry its token")
-	seed := fs.Uint64("seed", 1, "seed of the world and the built-in bots")
+	seed := fs.Uint64("seed", 0, "seed of the world's public randomness and the built-in bots (default: a fresh random seed, recorded in results.json)")
+	secretSeed := fs.Uint64("secret-seed", 0, "seed of hidden information such as a role deal, to replay a game exactly (default: a fresh random seed every time, recorded in results.json and the replay)")
+	spectators := fs.String("spectators", "token", "token: spectators need a token (the tokens file's \"spectator\" entry, else a fresh one printed here and written to DIR/spectator.token); open: anyone may watch, every secret included (local debugging only)")
 	ticks := fs.Int("ticks", 0, "end each episode after this many ticks, replacing the scenario's time limit")
 	episodes := fs.Int("episodes", 1, "episodes to run one after the other; sessions stay connected between them")
 	out := fs.String("out", "", "output folder for results.json and replay.jsonl (default runs/SCENARIO-seedS)")
@@ -68,10 +71,16 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return fmt.Errorf("serve: tokens file %s: want a JSON object of slot id → token: %w", *tokens, err)
 		}
 	}
+	if *spectators != "token" && *spectators != "open" {
+		return fmt.Errorf("serve: --spectators must be token or open, got %q", *spectators)
+	}
+	if *seed == 0 {
+		*seed = engine.FreshSeed()
+	}
 	dir := outDir(*out, sc, *seed)
 	rec := &folder{dir: dir, episodes: *episodes, sc: sc, replays: true}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	opt := server.Options{Scenario: sc, Seed: *seed, Agents: *agents, Bots: *botCount, Mode: *mode,
+	opt := server.Options{Scenario: sc, Seed: *seed, SecretSeed: *secretSeed, OpenSpectators: *spectators == "open", Agents: *agents, Bots: *botCount, Mode: *mode,
 		TickRate: *tickRate, DecisionTimeout: *timeout, StartAfter: *startAfter, Tokens: tok, Ticks: *ticks,
 		Episodes: *episodes, Recorder: rec, Log: logger}
 	switch *agentKind {
@@ -82,6 +91,12 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	default:
 		return fmt.Errorf("serve: unknown --agent %q (builtin, llm)", *agentKind)
+	}
+	if !opt.OpenSpectators && tok[spectatorKey] == "" {
+		if opt.SpectatorToken, err = newSpectatorToken(dir); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "spectator token: %s\n(saved in %s; arena view --connect ADDR --token TOKEN)\n", opt.SpectatorToken, filepath.Join(dir, spectatorTokenFile))
 	}
 	srv, err := server.New(opt)
 	if err != nil {
@@ -120,4 +135,23 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		printReport(stdout, rep)
 	}
 	return nil
+}
+
+// spectatorKey is the tokens file's entry for spectators.
+const spectatorKey = "spectator"
+
+// spectatorTokenFile is where serve keeps the token it made for spectators.
+const spectatorTokenFile = "spectator.token"
+
+// newSpectatorToken makes a random spectator token and writes it, readable
+// by the operator only, into dir, as Jupyter does with its token.
+func newSpectatorToken(dir string) (string, error) {
+	token := engine.FreshID(16)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("serve: spectator token: %w", err)
+	}
+	if err := engine.WriteFileAtomicMode(filepath.Join(dir, spectatorTokenFile), []byte(token+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("serve: spectator token: %w", err)
+	}
+	return token, nil
 }

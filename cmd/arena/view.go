@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/arena-sim/arena/engine"
 	"github.com/arena-sim/arena/render"
@@ -16,7 +17,8 @@ import (
 func cmdView(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("view", stderr)
 	connect := fs.String("connect", "", "join a running server as a spectator: unix:PATH or tcp:HOST:PORT")
-	token := fs.String("token", "", "the spectators' token, when the server has a tokens file")
+	token := fs.String("token", "", "the spectators' token: the one arena serve printed (or its tokens file's \"spectator\" entry)")
+	tokenFile := fs.String("token-file", "", "read the spectators' token from this file (arena serve writes OUT/spectator.token)")
 	width := fs.Int("width", 1280, "window width in pixels")
 	height := fs.Int("height", 800, "window height in pixels")
 	files, err := parseInterspersed(fs, args) // arena CMD FILE --flag works too
@@ -29,6 +31,13 @@ func cmdView(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	)
 	switch {
 	case *connect != "" && len(files) == 0:
+		if *tokenFile != "" {
+			b, err := os.ReadFile(*tokenFile)
+			if err != nil {
+				return fmt.Errorf("view: %w", err)
+			}
+			*token = strings.TrimSpace(string(b))
+		}
 		live, err := render.Connect(ctx, *connect, *token)
 		if err != nil {
 			return fmt.Errorf("view: %w", err)

@@ -165,7 +165,7 @@ var categories = map[string][]string{
 // Attach implements world.Component: it seats the world's agents (7 to 15)
 // and deals the roles.
 func (g *Game) Attach(w *world.World) error {
-	g.rng = w.Rand("component:" + Name)
+	g.rng = w.SecretRand("component:" + Name)
 	agents := w.Agents()
 	if n := len(agents); n < 7 || n > 15 {
 		return fmt.Errorf("roles: a classic game needs 7 to 15 players, the scenario has %d agents", n)
@@ -446,32 +446,35 @@ func (g *Game) lynch(w *world.World) {
 }
 
 // kill marks a player dead and reveals the death, role and will to everyone
-// (or hides them when the body was cleaned).
+// (or hides them when the body was cleaned). As the seed has it, the will is
+// shown once, in the death announcement (the event every agent's next
+// observation carries); the chat keeps the death and role but not the will,
+// which check_will reads afterwards.
 func (g *Game) kill(w *world.World, p *player, cause string) {
 	p.alive = false
 	p.deathDay = g.day
 	p.cause = cause
-	role, will := p.role, "They left no last will."
+	role, will, hint := p.role, "They left no last will.", ""
 	if p.will != "" {
 		will = "We found a will next to their body: " + p.will
 		if p.forged {
 			will += " (the will was forged by a member of the Mafia)"
 		}
+		hint = fmt.Sprintf(" They left a will (check_will %s).", p.id)
 	}
 	if p.cleaned {
-		role, will = "", "Their will was cleaned and cannot be read."
+		role, will, hint = "", "Their will was cleaned and cannot be read.", " Their will was cleaned."
 	}
-	text := fmt.Sprintf("%s died: %s. %s ", p.label(), cause, will)
+	died := fmt.Sprintf("%s died: %s.", p.label(), cause)
+	reveal := "We could not determine their role."
 	data := map[string]any{"player": p.id, "cause": cause, "day": g.day}
 	if role != "" {
-		text += fmt.Sprintf("Their role was %s.", role)
+		reveal = fmt.Sprintf("Their role was %s.", role)
 		data["role"] = role
-	} else {
-		text += "We could not determine their role."
 	}
-	data["text"] = text
+	data["text"] = died + " " + will + " " + reveal
 	g.publish(w, world.Event{Type: "death", Agent: p.id, Data: data})
-	g.chat = append(g.chat, chatLine{Day: g.day, Phase: g.phase, From: "Narrator", Channel: "public", Text: text})
+	g.chat = append(g.chat, chatLine{Day: g.day, Phase: g.phase, From: "Narrator", Channel: "public", Text: died + hint + " " + reveal})
 }
 
 // checkWin ends the game when a side has won; it runs after every death.

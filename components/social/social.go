@@ -133,7 +133,7 @@ func (s *Social) Attach(w *world.World) error {
 	spread := s.cfg.InitialPositionSpread
 	var rnd func() float64
 	if spread > 0 {
-		r := w.Rand("component:" + Name)
+		r := w.SecretRand("component:" + Name)
 		rnd = func() float64 { return (2*r.Float64() - 1) * spread }
 	}
 	s.setup(ids, topics, rnd)
