@@ -416,7 +416,9 @@ type leak struct {
 	what  string
 }
 
-func (l leak) String() string { return fmt.Sprintf("%s at tick %d (%s): %s", l.agent, l.tick, l.kind, l.what) }
+func (l leak) String() string {
+	return fmt.Sprintf("%s at tick %d (%s): %s", l.agent, l.tick, l.kind, l.what)
+}
 
 var (
 	// speech is a line a player wrote (a claim is the player's, not a leak).
