@@ -244,10 +244,7 @@ func adversary(ctx context.Context, addr, id string, seed uint64, spectate bool)
 func adversarialMove(obs *world.Observation, sec world.Section, tick int, rng *rand.Rand) *world.Decision {
 	id := obs.AgentID
 	phase, _ := sec["phase"].(string)
-	left, _ := sec["ticks_left"].(int64)
-	if l, ok := sec["ticks_left"].(uint64); ok {
-		left = int64(l)
-	}
+	left := num(sec["ticks_left"])
 	you, _ := sec["you"].(map[any]any)
 	alive, _ := you["alive"].(bool)
 	will, _ := you["will"].(string)
@@ -266,7 +263,7 @@ func adversarialMove(obs *world.Observation, sec world.Section, tick int, rng *r
 		}
 		return send("all", fmt.Sprintf("DEAD-%s-%d", id, tick))
 	case phase == roles.PhaseNight && left <= 1:
-		if tick%4 < 2 {
+		if (num(sec["day"])+num(you["number"]))%2 == 0 {
 			return send("all", fmt.Sprintf("NIGHT-%s-%d", id, tick))
 		}
 		return &world.Decision{Tool: "speak", Params: map[string]any{"text": fmt.Sprintf("NIGHT-%s-%d", id, tick)}}
@@ -274,6 +271,17 @@ func adversarialMove(obs *world.Observation, sec world.Section, tick int, rng *r
 		return send(others[rng.IntN(len(others))], fmt.Sprintf("DM-%s-%d", id, tick))
 	}
 	return nil
+}
+
+// num reads a decoded CBOR integer.
+func num(v any) int64 {
+	switch x := v.(type) {
+	case uint64:
+		return int64(x)
+	case int64:
+		return x
+	}
+	return 0
 }
 
 func (tr *transcript) add(tick int, kind string, body any) int {
@@ -653,6 +661,10 @@ func TestNoSecretLeaksOverTheWire(t *testing.T) {
 				require.NotEmpty(t, w["episode_id"])
 			}
 			requireDealNotDerivable(t, trs, opt)
+			// The guard said no, with a reason, to what the rules forbid.
+			refused := refusals(trs)
+			require.Positive(t, refused["It is night"], "send_message at night by a player who may not speak: %v", refused)
+			require.Positive(t, refused["whisper"], "send_message for one player by day: %v", refused)
 			games++
 		})
 	}
@@ -681,6 +693,29 @@ func requireDealNotDerivable(t *testing.T, trs map[string]*transcript, opt serve
 			require.Less(t, same, len(tt.ids), "%s: the seed %d it can see deals the game's roles", id, s)
 		}
 	}
+}
+
+// refusals counts the send_message refusals (NOT_ALLOWED) the agents were
+// told of, by a key phrase of their message.
+func refusals(trs map[string]*transcript) map[string]int {
+	out := map[string]int{}
+	for _, tr := range trs {
+		for _, m := range tr.msgs {
+			body, _ := m.body.(map[string]any)
+			obs, _ := body["observation"].(map[any]any)
+			r, _ := obs["last_action_result"].(map[any]any)
+			if r["tool"] != "send_message" || r["error_code"] != "NOT_ALLOWED" {
+				continue
+			}
+			msg, _ := r["error_message"].(string)
+			for _, key := range []string{"It is night", "whisper"} {
+				if strings.Contains(msg, key) {
+					out[key]++
+				}
+			}
+		}
+	}
+	return out
 }
 
 func first(l []leak) string {
