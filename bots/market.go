@@ -72,6 +72,7 @@ type traderMarket struct {
 	yesRes, noRes   float64
 	yesHeld, noHeld float64
 	resolved        bool
+	fair            bool // the market maker trades complete sets (amm "fair", the default)
 	comments        []any
 }
 
@@ -103,7 +104,7 @@ func (t *Trader) Decide(_ context.Context, obs *world.Observation) world.Decisio
 		}
 		tm := traderMarket{id: StrOf(m["market_id"]), question: StrOf(m["question"]), price: NumOf(m["price_yes"]),
 			yesRes: NumOf(m["yes_reserve"]), noRes: NumOf(m["no_reserve"]), yesHeld: NumOf(m["yes_shares"]), noHeld: NumOf(m["no_shares"]),
-			resolved: m["resolved"] == true, comments: ListOf(m["comments"])}
+			resolved: m["resolved"] == true, comments: ListOf(m["comments"]), fair: StrOf(sec["amm"]) != "seed"}
 		if tm.id == "" {
 			continue
 		}
@@ -234,8 +235,9 @@ func (t *Trader) byEdge(ms []traderMarket) []int {
 }
 
 // toMove is the amount that moves the YES price to target by buying one
-// side of a constant-product pool (k = y·n): buying YES adds to n until
-// n²/(n²+k) = target, buying NO adds to y until y²/(y²+k) = 1 − target.
+// side of a constant-product pool (k = y·n), the same under both makers:
+// buying YES adds to n until n²/(n²+k) = target, buying NO adds to y until
+// y²/(y²+k) = 1 − target.
 func toMove(m traderMarket, yes bool, target float64) float64 {
 	k := m.yesRes * m.noRes
 	if k <= 0 || target <= 0 || target >= 1 {
@@ -248,17 +250,23 @@ func toMove(m traderMarket, yes bool, target float64) float64 {
 }
 
 // sharesToMove is the number of shares whose sale moves the YES price to
-// target: selling YES adds to y until k/(y²+k) = target, selling NO adds to
-// n until n²/(n²+k) = target.
+// target, where the reserves are y′ = √(k(1−t)/t) and n′ = k/y′: selling
+// YES adds to y and, under the fair maker, whose sale also burns complete
+// sets, takes n − n′ from both; selling NO mirrors it.
 func sharesToMove(m traderMarket, yes bool, target float64) float64 {
 	k := m.yesRes * m.noRes
 	if k <= 0 || target <= 0 || target >= 1 {
 		return 0
 	}
-	if yes {
-		return math.Sqrt(k*(1-target)/target) - m.yesRes
+	y, n := math.Sqrt(k*(1-target)/target), math.Sqrt(k*target/(1-target))
+	s, burnt := y-m.yesRes, m.noRes-n
+	if !yes {
+		s, burnt = n-m.noRes, m.yesRes-y
 	}
-	return math.Sqrt(target*k/(1-target)) - m.noRes
+	if m.fair {
+		s += burnt
+	}
+	return s
 }
 
 // floor2 floors to cents, as the market shows amounts.

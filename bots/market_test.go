@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/arena-sim/arena/bots"
+	"github.com/arena-sim/arena/components/market"
 	"github.com/arena-sim/arena/engine"
 	"github.com/arena-sim/arena/eval"
 	"github.com/arena-sim/arena/scenarios"
@@ -99,6 +100,26 @@ func TestTraderTakesProfit(t *testing.T) {
 		require.Greater(t, shares, 0.0)
 		require.LessOrEqual(t, shares, 120.57, "never more than it holds")
 		require.Contains(t, d.Reasoning, "above my estimate")
+	}
+}
+
+// A sale moves the price a step (0.35) of the way to the trader's belief
+// under either maker: the fair maker's sale also burns complete sets, so it
+// takes more shares to move the price as far.
+func TestTraderSellsWhatMovesThePriceAStep(t *testing.T) {
+	for _, rule := range []market.AMM{market.AMMFair, market.AMMSeed} {
+		tr := newTrader(3)
+		d := firstTrade(t, tr, func(i int) *world.Observation {
+			obs := marketObs(i, 500, marketEntry("will_x", 0.95, 1e6, 0))
+			obs.Components["market"]["amm"] = string(rule)
+			obs.Variables = map[string]any{"forecast.will_x": 0.3}
+			return obs
+		})
+		require.Equal(t, "sell_shares", d.Tool, rule)
+		belief, _ := tr.Belief("will_x")
+		pool := market.Pool{Yes: 50, No: 950, K: 50 * 950, Rule: rule}
+		pool.Sell(true, d.Params["shares"].(float64))
+		require.InDelta(t, 0.95+0.35*(belief-0.95), pool.PriceYes(), 1e-3, "%s: %s", rule, d.Reasoning)
 	}
 }
 

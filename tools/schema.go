@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/arena-sim/arena/internal/fuzzy"
 	"math"
+	"math/big"
 	"sort"
 	"strings"
 )
@@ -92,9 +93,19 @@ func typeName(v any) string {
 }
 
 // Number converts any numeric Go value (what JSON and CBOR decoders make of a
-// number) to a float64, and reports whether v was a number.
+// number, including the big.Int CBOR gives for integers below −2⁶³) to a
+// float64, and reports whether v was a number.
 func Number(v any) (float64, bool) {
 	switch n := v.(type) {
+	case big.Int:
+		f, _ := new(big.Float).SetInt(&n).Float64()
+		return f, true
+	case *big.Int:
+		if n == nil {
+			return 0, false
+		}
+		f, _ := new(big.Float).SetInt(n).Float64()
+		return f, true
 	case float64:
 		return n, true
 	case float32:

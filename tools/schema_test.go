@@ -1,10 +1,14 @@
 package tools_test
 
 import (
+	"math"
+	"math/big"
 	"strings"
 	"testing"
 
+	"github.com/arena-sim/arena/ipc"
 	"github.com/arena-sim/arena/tools"
+	"github.com/fxamacker/cbor/v2"
 	"github.com/stretchr/testify/require"
 )
 
@@ -17,4 +21,32 @@ func TestParamErrorsDoNotEchoHugeInput(t *testing.T) {
 	_, err = s.Validate(map[string]any{"mode": "a", huge: 1.0})
 	require.ErrorContains(t, err, "is not a parameter of this tool")
 	require.Less(t, len(err.Error()), 300)
+}
+
+// CBOR integers below −2⁶³ decode to big.Int: they are numbers like any
+// other, checked against the schema's bounds, and no error names a Go type.
+func TestCBORBigIntegersAreNumbers(t *testing.T) {
+	codec, err := ipc.NewCodec(ipc.Limits{})
+	require.NoError(t, err)
+	minus2to64 := []byte{0x3b, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff} // −1 − (2⁶⁴−1)
+	frame, err := codec.Marshal(map[string]any{"type": "decision", "tick": 0, "tool": "buy", "params": map[string]any{"amount": cbor.RawMessage(minus2to64)}})
+	require.NoError(t, err)
+	msg, err := codec.Decode(frame)
+	require.NoError(t, err)
+	amount := msg.(*ipc.Decision).Params["amount"]
+	require.IsType(t, big.Int{}, amount, "what the CBOR decoder makes of −2⁶⁴")
+
+	s := tools.Object(map[string]*tools.Schema{"amount": {Type: "number", ExclusiveMinimum: tools.Ptr(0.0)}}, "amount")
+	_, err = s.Validate(map[string]any{"amount": amount})
+	require.EqualError(t, err, "param 'amount' must be greater than 0, got -1.8446744073709552e+19")
+	f, ok := tools.Number(amount)
+	require.True(t, ok)
+	require.Equal(t, -math.Pow(2, 64), f)
+	f, ok = tools.Number(new(big.Int).Lsh(big.NewInt(1), 70))
+	require.True(t, ok)
+	require.Equal(t, math.Pow(2, 70), f)
+	_, ok = tools.Number((*big.Int)(nil))
+	require.False(t, ok)
+	_, err = s.Validate(map[string]any{"amount": "x"})
+	require.EqualError(t, err, "param 'amount' must be a number, got string")
 }

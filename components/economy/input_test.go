@@ -71,7 +71,9 @@ func TestBadInputToEveryTool(t *testing.T) {
 		{"a1", "allocate", p{"target": "a2", "amount": 0.001}, world.CodeInvalidParams, "at least 0.01"},
 		{"a1", "allocate", p{"target": "a2", "amount": 80.5}, world.CodeNotAllowed, "Insufficient balance in cash: moving 80.50 needs 80.50, you have 80.00"},
 		{"a1", "allocate", p{"target": "cash", "amount": 21, "from": "savings"}, world.CodeNotAllowed, "Insufficient balance in savings"},
-		{"a1", "allocate", p{"target": "a2", "amount": 1, "from": "wallet"}, world.CodeInvalidParams, "param 'from' must be one of cash, savings, payroll"},
+		{"a1", "allocate", p{"target": "a2", "amount": 1, "from": "wallet"}, world.CodeInvalidParams, `param 'from' must be one of cash, savings, payroll (any case), got "wallet"`},
+		{"a1", "allocate", p{"target": "a2", "amount": 1, "from": "a2"}, world.CodeInvalidParams, "param 'from' must be one of cash, savings, payroll"},
+		{"a1", "allocate", p{"target": "a2", "amount": 1, "from": ""}, world.CodeInvalidParams, "param 'from' must be at least 1 characters"},
 		{"a1", "allocate", p{"target": 5, "amount": 1}, world.CodeInvalidParams, "param 'target' must be a string, got number"},
 		{"a1", "allocate", p{"target": "a2", "amount": 1, "from": huge}, world.CodeInvalidParams, "param 'from' must be at most 20 characters"},
 		{"a1", "allocate", p{"target": "a2"}, world.CodeInvalidParams, "param 'amount' is required"},
@@ -138,4 +140,14 @@ func TestPolicyLimits(t *testing.T) {
 	v.ok("a1", "apply_policy", map[string]any{"policy_name": "p", "description": "d", "variable": "sixty_fourth", "value": 1})
 	v.fail("a1", "apply_policy", map[string]any{"policy_name": "p", "description": "d", "variable": "brand_new", "value": 1}, world.CodeNotAllowed, "already has 64 variables")
 	v.ok("a1", "apply_policy", map[string]any{"policy_name": "p", "description": "d", "variable": "sixty_fourth", "value": 2})
+}
+
+// allocate's description names the accounts and from's default once.
+func TestAllocateDescribesFromOnce(t *testing.T) {
+	v := newEnv(t, 2, `{}`, nil)
+	tl, ok := v.reg.Lookup("allocate")
+	require.True(t, ok)
+	text := tl.Description + " " + tl.Parameters.Properties["from"].Description
+	require.Equal(t, 1, strings.Count(text, "default cash"), text)
+	require.Equal(t, "cash", tl.Parameters.Properties["from"].Default)
 }

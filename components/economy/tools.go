@@ -64,12 +64,12 @@ func (e *Economy) Tools() []tools.Tool {
 		},
 		{
 			Name: "allocate",
-			Description: "Move money from one of your accounts (cash, savings, payroll; default cash) to another of your accounts, or to another actor's cash. " +
+			Description: "Move money from one of your accounts (cash, savings or payroll, in any case) to another of your accounts, or to another actor's cash. " +
 				"target is an account name or an actor id from the Actors list. Wages are paid from payroll first. More than the account holds is refused.",
 			Parameters: tools.Object(map[string]*tools.Schema{
 				"target": text("Account (cash, savings, payroll) or actor id to receive the money", 1, 100),
 				"amount": money64("Dollars to move, at least 0.01", true),
-				"from":   {Type: "string", Description: "Your account to take the money from (default cash)", Enum: accounts, Default: "cash", MaxLength: tools.Ptr(20)},
+				"from":   {Type: "string", Description: "Your account to take the money from: cash, savings or payroll (default cash)", Default: "cash", MinLength: tools.Ptr(1), MaxLength: tools.Ptr(20)},
 			}, "target", "amount"),
 			Handler: e.handler("allocate", e.allocate),
 		},
@@ -167,8 +167,11 @@ func (e *Economy) allocate(c *tools.Call, a *actor) world.ActionResult {
 	if fail != nil {
 		return *fail
 	}
-	fromName := c.String("from", "cash")
+	fromName := strings.ToLower(strings.TrimSpace(c.String("from", "cash")))
 	from := a.account(fromName)
+	if from == nil {
+		return world.Fail("allocate", world.CodeInvalidParams, "param 'from' must be one of %s (any case), got %q", strings.Join(accounts, ", "), fuzzy.Clip(c.String("from", "")))
+	}
 	target := c.String("target", "")
 	var to *money
 	var toActor *actor

@@ -6,27 +6,58 @@ import (
 	"strings"
 )
 
-// Pool is a constant-product automated market maker for one yes/no question,
-// the reference's (SimSwarm's) AMM: Yes is the YES reserve y, No the NO
-// reserve n, and K = y·n stays constant across trades (it is fixed when the
-// pool is seeded; every trade recomputes one reserve as K divided by the
-// other). There are no fees.
+// AMM names a market maker: how a pool turns money into shares and shares
+// into money. Both keep the product of the reserves constant and price YES
+// at n/(y+n); they differ in what a trade puts into the pool.
+type AMM string
+
+const (
+	// AMMFair is the default: a fixed-product market maker over complete
+	// sets (Gnosis/Omen's FPMM, the family of Manifold's CPMM). Money buys
+	// complete sets (1 YES + 1 NO for each unit) and the pool hands out the
+	// bought side so that y·n holds, so the marginal cost of a share is its
+	// price and a winning share, which pays 1, is worth what it cost.
+	AMMFair AMM = "fair"
+	// AMMSeed is the reference's (SimSwarm's, seed 002's) rule: the money
+	// itself joins the other side's reserve. A marginal YES share then costs
+	// n/y = p/(1−p), not p, so with a payout of 1 per winning share a trader
+	// who buys the right side at 50% or more loses money. Kept to reproduce
+	// reference runs.
+	AMMSeed AMM = "seed"
+)
+
+// Pool is a constant-product automated market maker for one yes/no
+// question: Yes is the YES reserve y, No the NO reserve n, and K = y·n,
+// fixed when the pool is seeded, stays constant across trades. There are no
+// fees. Rule picks the maker (AMMFair unless it is AMMSeed).
 //
 //	price_yes = n/(y+n)            price_no = y/(y+n)
 //	seed(p, L):  y = 2L(1−p), n = 2Lp
-//	buy YES a:   n' = n+a, y' = K/n', shares = y−y'
-//	buy NO a:    y' = y+a, n' = K/y', shares = n−n'
-//	sell YES s:  y' = y+s, n' = K/y', proceeds = n−n'
-//	sell NO s:   n' = n+s, y' = K/n', proceeds = y−y'
+//
+// The fair maker (AMMFair), buying YES for a and selling s YES for r:
+//
+//	buy:   n' = n+a, y' = K/n',        shares = a + (y − y') = a + y·a/(n+a)
+//	sell:  n' = n−r, y' = y+s−r,       r solves (y+s−r)(n−r) = K
+//
+// The seed maker (AMMSeed):
+//
+//	buy:   n' = n+a, y' = K/n',        shares = y − y'
+//	sell:  y' = y+s, n' = K/y',        proceeds = n − n'
+//
+// NO mirrors YES with y and n swapped. Both makers move the reserves alike
+// on a buy; the fair one also hands out the a YES shares minted with the NO
+// that joined the pool.
 type Pool struct {
 	Yes, No, K float64
+	Rule       AMM
 }
 
-// Seed returns the pool for an initial YES price p (0 < p < 1) and a
-// liquidity L: reserves y = 2L(1−p) and n = 2Lp, so that price_yes = p.
-func Seed(p, liquidity float64) Pool {
+// NewPool returns the pool of a maker for an initial YES price p
+// (0 < p < 1) and a liquidity L: reserves y = 2L(1−p) and n = 2Lp, so that
+// price_yes = p.
+func NewPool(rule AMM, p, liquidity float64) Pool {
 	y, n := 2*liquidity*(1-p), 2*liquidity*p
-	return Pool{Yes: y, No: n, K: y * n}
+	return Pool{Yes: y, No: n, K: y * n, Rule: rule}
 }
 
 // PriceYes is the price of a YES share, n/(y+n).
@@ -43,32 +74,56 @@ func (p *Pool) Price(yes bool) float64 {
 	return p.PriceNo()
 }
 
+// sides returns the reserve of the side traded and of the other side.
+func (p *Pool) sides(yes bool) (same, other *float64) {
+	if yes {
+		return &p.Yes, &p.No
+	}
+	return &p.No, &p.Yes
+}
+
 // QuoteBuy returns the shares that amount buys and the reserves after the
 // trade, without trading.
 func (p *Pool) QuoteBuy(yes bool, amount float64) (shares float64, after Pool) {
 	after = *p
-	if yes {
-		after.No = p.No + amount
-		after.Yes = p.K / after.No
-		return p.Yes - after.Yes, after
+	same, other := after.sides(yes)
+	if p.Rule == AMMSeed {
+		old := *same
+		*other += amount
+		*same = p.K / *other
+		return old - *same, after
 	}
-	after.Yes = p.Yes + amount
-	after.No = p.K / after.Yes
-	return p.No - after.No, after
+	// Mint amount complete sets: the other side's amount joins the pool,
+	// and the pool gives out the bought side's amount plus extra, so that
+	// (same − extra)(other + amount) = same·other. Written so that
+	// shares > amount whenever the reserves are positive.
+	extra := *same * amount / (*other + amount)
+	*other += amount
+	*same -= extra
+	return amount + extra, after
 }
 
 // QuoteSell returns the proceeds of selling shares and the reserves after the
 // trade, without trading.
 func (p *Pool) QuoteSell(yes bool, shares float64) (proceeds float64, after Pool) {
 	after = *p
-	if yes {
-		after.Yes = p.Yes + shares
-		after.No = p.K / after.Yes
-		return p.No - after.No, after
+	same, other := after.sides(yes)
+	if p.Rule == AMMSeed {
+		old := *other
+		*same += shares
+		*other = p.K / *same
+		return old - *other, after
 	}
-	after.No = p.No + shares
-	after.Yes = p.K / after.No
-	return p.Yes - after.Yes, after
+	// The shares join the pool, which then burns r complete sets for r
+	// money: (same + s − r)(other − r) = same·other, the smaller root of
+	// r² − (same+s+other)·r + s·other = 0, in the form that does not
+	// cancel (the discriminant is (s−other)² + same·(same+2s+2·other)).
+	s, y, n := shares, *same, *other
+	disc := (s-n)*(s-n) + y*(y+2*s+2*n)
+	r := 2 * s * n / (y + s + n + math.Sqrt(disc))
+	*same = y + s - r
+	*other = n - r
+	return r, after
 }
 
 // Buy spends amount on one side and returns the shares bought.
@@ -130,9 +185,10 @@ func UniqueSlug(question string, taken func(string) bool) string {
 	}
 }
 
-// Floor2 floors an amount to two decimal places for display, so that the
-// displayed amount never exceeds the real one and can always be sold: 1.994
-// shows as 1.99, and 0.29 (stored as 0.28999…) still shows as 0.29.
+// Floor2 floors a number of shares to two decimal places for display, so
+// that the displayed holding never exceeds the real one and can always be
+// sold: 1.994 shows as 1.99, and 0.29 (stored as 0.28999…) still shows as
+// 0.29. Money is rounded to cents instead (round2).
 func Floor2(x float64) float64 {
 	if !(x > 0) || math.IsInf(x, 0) {
 		return math.Max(0, x)

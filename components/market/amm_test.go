@@ -8,19 +8,22 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The reference's AMM numbers (reference-subsystems.md A4 and A9).
+// The reference's AMM numbers (reference-subsystems.md A4 and A9), under
+// the seed maker.
+
+func seedPool(y, n float64) Pool { return Pool{Yes: y, No: n, K: y * n, Rule: AMMSeed} }
 
 func TestPricesOfBalancedAndSkewedPools(t *testing.T) {
-	p := Pool{Yes: 100, No: 100, K: 100 * 100}
+	p := seedPool(100, 100)
 	require.Equal(t, 0.5, p.PriceYes())
 	require.Equal(t, 0.5, p.PriceNo())
-	q := Pool{Yes: 150, No: 50, K: 150 * 50}
+	q := seedPool(150, 50)
 	require.InDelta(t, 1, q.PriceYes()+q.PriceNo(), 1e-12)
 	require.Equal(t, 0.25, q.PriceYes())
 }
 
-func TestBuyYesTenFromAHundredEach(t *testing.T) {
-	p := Pool{Yes: 100, No: 100, K: 100 * 100}
+func TestSeedMakerBuyYesTenFromAHundredEach(t *testing.T) {
+	p := seedPool(100, 100)
 	shares := p.Buy(true, 10)
 	require.InDelta(t, 9.0909, shares, 1e-4)
 	require.InDelta(t, 0.5475, p.PriceYes(), 1e-4)
@@ -30,9 +33,9 @@ func TestBuyYesTenFromAHundredEach(t *testing.T) {
 	require.InDelta(t, 0.5, p.PriceYes(), 1e-12)
 }
 
-func TestSeededPoolBuys(t *testing.T) {
-	p := Seed(0.5, 500)
-	require.Equal(t, Pool{Yes: 500, No: 500, K: 250000}, p)
+func TestSeedMakerSeededPoolBuys(t *testing.T) {
+	p := NewPool(AMMSeed, 0.5, 500)
+	require.Equal(t, Pool{Yes: 500, No: 500, K: 250000, Rule: AMMSeed}, p)
 	q := p
 	require.InDelta(t, 45.4545, q.Buy(true, 50), 1e-4)
 	require.InDelta(t, 0.5475, q.PriceYes(), 1e-4)
@@ -41,30 +44,77 @@ func TestSeededPoolBuys(t *testing.T) {
 	require.InDelta(t, 0.8, q.PriceYes(), 1e-12)
 }
 
+// The fair maker by hand: reserves 500/500, buy YES for 50 mints 50
+// complete sets (550/550), and the pool keeps 250000/550 = 454.5454 YES, so
+// the buyer gets 550 − 454.5454 = 95.4545 shares (50 + 45.4545: the 50 YES
+// minted and the 45.4545 the seed maker would give) and the price moves as
+// under the seed maker, to 0.5475. Selling them back burns 50 sets.
+func TestFairMakerSeededPoolBuys(t *testing.T) {
+	p := NewPool(AMMFair, 0.5, 500)
+	require.Equal(t, Pool{Yes: 500, No: 500, K: 250000, Rule: AMMFair}, p)
+	q := p
+	require.InDelta(t, 95.4545, q.Buy(true, 50), 1e-4)
+	require.InDelta(t, 454.5454, q.Yes, 1e-4)
+	require.InDelta(t, 550, q.No, 1e-12)
+	require.InDelta(t, 0.5475, q.PriceYes(), 1e-4)
+	require.InDelta(t, 50, q.Sell(true, 95.45454545454545), 1e-9)
+	require.InDelta(t, 500, q.Yes, 1e-9)
+	require.InDelta(t, 500, q.No, 1e-9)
+	q = p
+	require.InDelta(t, 750, q.Buy(true, 500), 1e-9, "1000 sets minted, the pool keeps 250 YES")
+	require.InDelta(t, 0.8, q.PriceYes(), 1e-12)
+	// NO at 0.6: reserves 400/600; buy NO for 100 → 500 YES, 600·400/500 = 480 NO.
+	q = NewPool(AMMFair, 0.6, 500)
+	require.InDelta(t, 220, q.Buy(false, 100), 1e-9)
+	require.InDelta(t, 480, q.No, 1e-9)
+	require.InDelta(t, 480.0/980, q.PriceYes(), 1e-12)
+}
+
+// A fair share costs its price: the first cent buys 0.01/price shares, for
+// every price and side, while the seed maker's YES share costs p/(1−p).
+func TestFairMakerMarginalCostIsThePrice(t *testing.T) {
+	for _, price := range []float64{0.01, 0.1, 0.3, 0.5, 0.7, 0.9, 0.99} {
+		for _, yes := range []bool{true, false} {
+			p := NewPool(AMMFair, price, 500)
+			want := p.Price(yes)
+			require.InEpsilon(t, want, 1e-6/p.Buy(yes, 1e-6), 1e-6, "p=%v yes=%v", price, yes)
+		}
+		s := NewPool(AMMSeed, price, 500)
+		require.InEpsilon(t, price/(1-price), 1e-6/s.Buy(true, 1e-6), 1e-6, "the seed maker's YES share costs p/(1−p)")
+	}
+}
+
 func TestSeedFromPriceAndLiquidity(t *testing.T) {
-	p := Seed(0.6, 500)
-	require.InDelta(t, 400, p.Yes, 1e-9)
-	require.InDelta(t, 600, p.No, 1e-9)
-	require.InDelta(t, 0.6, p.PriceYes(), 1e-12)
+	for _, rule := range []AMM{AMMFair, AMMSeed} {
+		p := NewPool(rule, 0.6, 500)
+		require.InDelta(t, 400, p.Yes, 1e-9)
+		require.InDelta(t, 600, p.No, 1e-9)
+		require.InDelta(t, 0.6, p.PriceYes(), 1e-12)
+	}
 }
 
 func TestBuyingRaisesTheBoughtSidesPrice(t *testing.T) {
-	for _, yes := range []bool{true, false} {
-		p := Seed(0.5, 100)
-		before := p.Price(yes)
-		p.Buy(yes, 10)
-		require.Greater(t, p.Price(yes), before, "yes=%v", yes)
+	for _, rule := range []AMM{AMMFair, AMMSeed} {
+		for _, yes := range []bool{true, false} {
+			p := NewPool(rule, 0.5, 100)
+			before := p.Price(yes)
+			p.Buy(yes, 10)
+			require.Greater(t, p.Price(yes), before, "%s yes=%v", rule, yes)
+		}
+		p := NewPool(rule, 0.5, 100)
+		p.Buy(false, 10)
+		require.InDelta(t, 9.0909, 100-p.No, 1e-4, "%s: buying NO mirrors buying YES", rule)
 	}
-	p := Seed(0.5, 100)
-	p.Buy(false, 10)
-	require.InDelta(t, 9.0909, 100-p.No, 1e-4, "buying NO mirrors buying YES")
 }
 
 func TestBuyThenSellReturnsTheMoney(t *testing.T) {
-	for _, yes := range []bool{true, false} {
-		p := Seed(0.37, 500)
-		s := p.Buy(yes, 10)
-		require.InEpsilon(t, 10, p.Sell(yes, s), 0.01)
+	for _, rule := range []AMM{AMMFair, AMMSeed} {
+		for _, yes := range []bool{true, false} {
+			p := NewPool(rule, 0.37, 500)
+			s := p.Buy(yes, 10)
+			require.InDelta(t, 10, p.Sell(yes, s), 1e-9, "%s yes=%v", rule, yes)
+			require.InDelta(t, 0.37, p.PriceYes(), 1e-12)
+		}
 	}
 }
 

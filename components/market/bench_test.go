@@ -14,20 +14,22 @@ import (
 //
 //	go test ./components/market/ -run '^$' -bench Trades -count 3
 func BenchmarkTrades(b *testing.B) {
-	b.Run("amm", func(b *testing.B) {
-		p := Seed(0.5, 500)
-		var shares float64
-		b.ReportAllocs()
-		for i := 0; b.Loop(); i++ {
-			yes := i&2 == 0
-			if i&1 == 0 {
-				shares = p.Buy(yes, 10)
-			} else {
-				p.Sell(yes, shares)
+	for _, rule := range []AMM{AMMFair, AMMSeed} {
+		b.Run("amm="+string(rule), func(b *testing.B) {
+			p := NewPool(rule, 0.5, 500)
+			var shares float64
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				yes := i&2 == 0
+				if i&1 == 0 {
+					shares = p.Buy(yes, 10)
+				} else {
+					p.Sell(yes, shares)
+				}
 			}
-		}
-		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "trades/s")
-	})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "trades/s")
+		})
+	}
 	b.Run("tool", func(b *testing.B) {
 		w, c, reg := smallWorld(b, `{"markets": [{"question": "Will X?"}, {"question": "Will Y?", "initial_price_yes": 0.3}]}`)
 		agents := []string{"a1", "a2", "a3"}

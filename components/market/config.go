@@ -15,6 +15,10 @@ type Config struct {
 	// Markets are the questions traded, in order; each gets an id slugged
 	// from its question.
 	Markets []MarketSpec `json:"markets"`
+	// AMM is the market maker: "fair" (complete sets; the default) or
+	// "seed" (the reference's rule, under which a share costs more than its
+	// price). See AMM.
+	AMM AMM `json:"amm"`
 	// InitialBalance is every agent's starting cash [1000].
 	InitialBalance *float64 `json:"initial_balance"`
 	// InitialLiquidity is each market's liquidity L unless it sets its own [500].
@@ -89,6 +93,13 @@ func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 // normalize fills in defaults and checks the config.
 func (c *Config) normalize() error {
+	switch c.AMM {
+	case "":
+		c.AMM = AMMFair
+	case AMMFair, AMMSeed:
+	default:
+		return fmt.Errorf("config.amm: must be %q (complete sets, the default) or %q (the reference's maker), got %q", AMMFair, AMMSeed, c.AMM)
+	}
 	if c.InitialBalance == nil {
 		c.InitialBalance = ptr(DefaultInitialBalance)
 	}

@@ -1,16 +1,25 @@
 // Package market is the prediction-market world component: yes/no questions
-// traded against a constant-product automated market maker (the reference's,
-// SimSwarm's, AMM; see Pool), with agents' cash balances, share holdings,
-// public comments, price_move events for the bridge, resolution that pays
-// each winning share 1, and objective metrics (portfolio value, profit,
-// balance, trades, comments). See docs/components.md#market.
+// traded against a constant-product automated market maker (see Pool), with
+// agents' cash balances, share holdings, public comments, price_move events
+// for the bridge, resolution that pays each winning share 1, and objective
+// metrics (portfolio value, profit, balance, trades, comments). See
+// docs/components.md#market.
+//
+// Two makers share the reserves and prices n/(y+n): the default, fair one
+// trades complete sets (Gnosis/Omen's fixed-product market maker), so a
+// share costs its price and a trader who buys the outcome that happens
+// profits; the reference's (SimSwarm's) rule is the config's amm: "seed".
 //
 // Money is conserved: every agent starts with the config's initial balance,
 // and each market holds cash, seeded at 2L (the sum of its seeded reserves),
 // which takes in what buyers pay and pays out what sellers and, at
-// resolution, winners receive. A market's cash always equals its two
-// reserves plus every agent's YES and NO shares in it, so it can always pay
-// the winners; whatever is left after resolution stays in the market.
+// resolution, winners receive; what is left after resolution stays in the
+// market. Under the fair maker a market's cash is the number of complete
+// sets it has minted: it equals the YES reserve plus every agent's YES
+// shares plus the seeded NO reserve (the YES the maker kept when it seeded
+// the pool), and likewise for NO. Under the seed maker it equals both
+// reserves plus every agent's shares. Either way it can always pay the
+// winners.
 package market
 
 import (
@@ -18,6 +27,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/arena-sim/arena/world"
@@ -88,10 +98,19 @@ func New(cfg Config) (*Component, error) {
 		return nil, err
 	}
 	c := &Component{cfg: cfg, byID: map[string]int{}, round: 1}
-	for _, s := range cfg.Markets {
-		id := UniqueSlug(s.Question, func(id string) bool { _, ok := c.byID[id]; return ok })
+	asked := map[string][]int{} // the markets asking each question
+	for i, s := range cfg.Markets {
+		asked[s.Question] = append(asked[s.Question], i)
+	}
+	for i, s := range cfg.Markets {
+		// An id is never another market's question, so that a question
+		// given as a market_id cannot name a different market by its id.
+		id := UniqueSlug(s.Question, func(id string) bool {
+			_, ok := c.byID[id]
+			return ok || slices.ContainsFunc(asked[id], func(j int) bool { return j != i })
+		})
 		p := *s.InitialPriceYes
-		m := &market{id: id, question: s.Question, pool: Seed(p, s.Liquidity), initialPrice: p, lastPrice: p, resolveTick: -1}
+		m := &market{id: id, question: s.Question, pool: NewPool(cfg.AMM, p, s.Liquidity), initialPrice: p, lastPrice: p, resolveTick: -1}
 		m.cash = m.pool.Yes + m.pool.No
 		if s.ResolveTick != nil {
 			m.resolveTick, m.resolveAs = *s.ResolveTick, s.Outcome
@@ -141,13 +160,14 @@ func (c *Component) Tick(w *world.World) {
 		}
 		id, _ := e.Data["market_id"].(string)
 		out, _ := e.Data["outcome"].(string)
-		i, ok := c.find(id)
+		found := c.find(id)
 		out = strings.ToLower(strings.TrimSpace(out))
-		if !ok || (out != "yes" && out != "no") {
-			slog.Warn("market: scheduled resolve_market ignored: it needs data.market_id (a market id) and data.outcome (yes or no)", "tick", t, "market_id", id, "outcome", out)
+		if len(found) != 1 || (out != "yes" && out != "no") {
+			slog.Warn("market: scheduled resolve_market ignored: it needs data.market_id (one market's id or question) and data.outcome (yes or no)",
+				"tick", t, "market_id", id, "outcome", out, "markets_named", len(found))
 			continue
 		}
-		c.resolve(w, i, out)
+		c.resolve(w, found[0], out)
 	}
 	for i, m := range c.markets {
 		if !m.resolved && m.resolveTick == t {
@@ -232,23 +252,26 @@ func (c *Component) FormatEvent(e world.Event) (string, bool) {
 // pct renders a price as a whole percentage.
 func pct(p float64) string { return fmt.Sprintf("%.0f%%", p*100) }
 
-// find returns the index of a market by id; it also accepts the id in any
-// case, in brackets as observations print it, or the market's question.
-func (c *Component) find(id string) (int, bool) {
-	if i, ok := c.byID[id]; ok {
-		return i, true
-	}
+// find returns the markets a market_id parameter names: every market whose
+// id or question it is exactly (ids are never another market's question, so
+// more than one only when questions repeat), or else the market whose id it
+// is in another case or in brackets, as observations print it.
+func (c *Component) find(id string) []int {
 	s := strings.TrimSpace(id)
-	s = strings.TrimSuffix(strings.TrimPrefix(s, "["), "]")
-	if i, ok := c.byID[strings.ToLower(s)]; ok {
-		return i, true
-	}
-	if len(s) <= 4*maxQuestionLen {
-		if i, ok := c.byID[Slug(s)]; ok {
-			return i, true
+	var found []int
+	for i, m := range c.markets {
+		if m.id == s || m.question == s {
+			found = append(found, i)
 		}
 	}
-	return 0, false
+	if len(found) > 0 {
+		return found
+	}
+	s = strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(s, "["), "]"))
+	if i, ok := c.byID[s]; ok {
+		return []int{i}
+	}
+	return nil
 }
 
 // value is a portfolio's worth at current prices: cash plus every share
@@ -264,6 +287,8 @@ func (c *Component) value(p *portfolio) float64 {
 	return v
 }
 
+// round2 rounds money to cents, as every balance and value is shown: in
+// observations, tool results, metrics and reports.
 func round2(x float64) float64 { return math.Round(x*100) / 100 }
 
 // MetricNames lists the metrics the component defines.
@@ -313,6 +338,7 @@ func (c *Component) Hash(h *world.Hasher) {
 	h.Int(len(c.markets))
 	for _, m := range c.markets {
 		h.String(m.id)
+		h.String(string(m.pool.Rule))
 		h.Float(m.pool.Yes)
 		h.Float(m.pool.No)
 		h.Float(m.pool.K)
@@ -405,7 +431,8 @@ func (c *Component) Portfolio(agentID string) (PortfolioState, bool) {
 // Round is the current round, from 1.
 func (c *Component) Round() int { return c.round }
 
-// Observe renders the markets for one agent: prices, the agent's balance and
+// Observe renders the markets for one agent: prices, the agent's balance
+// (rounded to cents; a buy of the rounded balance spends it all) and
 // holdings (floored to cents, so that every amount shown can be sold), the
 // newest comments and resolutions.
 func (c *Component) Observe(_ *world.World, agentID string) world.Section {
@@ -414,7 +441,7 @@ func (c *Component) Observe(_ *world.World, agentID string) world.Section {
 		return nil
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Prediction market, round %d. Your balance: %.2f. Portfolio value at current prices: %.2f.", c.round, Floor2(p.balance), Floor2(c.value(p)))
+	fmt.Fprintf(&b, "Prediction market, round %d. Your balance: %.2f. Portfolio value at current prices: %.2f.", c.round, round2(p.balance), round2(c.value(p)))
 	list := make([]any, 0, len(c.markets))
 	for i, m := range c.markets {
 		py, pn := m.pool.PriceYes(), m.pool.PriceNo()
@@ -427,11 +454,11 @@ func (c *Component) Observe(_ *world.World, agentID string) world.Section {
 		if m.resolved {
 			fmt.Fprintf(&b, "\nMarket [%s]: %s | RESOLVED %s at tick %d (each %s share paid 1)", m.id, m.question, strings.ToUpper(m.outcome), m.resolvedTick, strings.ToUpper(m.outcome))
 			if p.paid[i] > 0 {
-				fmt.Fprintf(&b, "\n  You were paid %.2f in [%s].", Floor2(p.paid[i]), m.id)
+				fmt.Fprintf(&b, "\n  You were paid %.2f in [%s].", round2(p.paid[i]), m.id)
 			}
 			entry["outcome"] = m.outcome
 			entry["resolved_tick"] = float64(m.resolvedTick)
-			entry["payout"] = Floor2(p.paid[i])
+			entry["payout"] = round2(p.paid[i])
 		} else {
 			fmt.Fprintf(&b, "\nMarket [%s]: %s | YES: %s | NO: %s", m.id, m.question, pct(py), pct(pn))
 			fmt.Fprintf(&b, "\n  Your position in [%s]: YES=%.2f NO=%.2f", m.id, yes, no)
@@ -455,8 +482,9 @@ func (c *Component) Observe(_ *world.World, agentID string) world.Section {
 	return world.Section{
 		"text":            b.String(),
 		"round":           float64(c.round),
-		"balance":         Floor2(p.balance),
-		"portfolio_value": Floor2(c.value(p)),
+		"amm":             string(c.cfg.AMM),
+		"balance":         round2(p.balance),
+		"portfolio_value": round2(c.value(p)),
 		"markets":         list,
 	}
 }

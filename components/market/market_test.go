@@ -2,7 +2,9 @@ package market
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/arena-sim/arena/internal/testutil"
@@ -87,6 +89,7 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		`{"markets": [{"question": "Q"}], "price_move_event_threshold": 2}`:       "price_move_event_threshold",
 		`{"markets": [{"question": "Q"}], "round_ticks": -2}`:                     "config.round_ticks",
 		`{"markets": [{"question": 5}]}`:                                          "config.markets.question: must be string",
+		`{"markets": [{"question": "Q"}], "amm": "fpmm"}`:                         `config.amm: must be "fair" (complete sets, the default) or "seed" (the reference's maker), got "fpmm"`,
 	} {
 		_, err := Factory(json.RawMessage(cfg))
 		require.ErrorContains(t, err, want, cfg)
@@ -96,20 +99,31 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 	require.Equal(t, 0.0, *c.(*Component).cfg.InitialBalance)
 }
 
-// test_engine: a buy_shares of 50 on market "will_x" records cost 50.
+// withAMM returns a config with "amm" set.
+func withAMM(cfgJSON string, rule AMM) string {
+	return strings.Replace(cfgJSON, "{", `{"amm": "`+string(rule)+`", `, 1)
+}
+
+// test_engine: a buy_shares of 50 on market "will_x" records cost 50; the
+// seed maker gives the reference's 45.4545 shares, the fair one 50 more (the
+// YES half of the 50 complete sets the money bought).
 func TestBuyRecordsCostSharesAndPrice(t *testing.T) {
-	w, c, reg := setup(t, twoMarkets)
-	r := reg.Decide(w, "a1", 0, world.Decision{Tool: "buy_shares", Params: map[string]any{"market_id": "will_x", "outcome": "yes", "amount": 50}})
-	require.True(t, r.Success, "%+v", r)
-	require.Equal(t, 50.0, r.Data["cost"])
-	require.Equal(t, "buy", r.Data["side"])
-	require.InDelta(t, 45.4545, r.Data["shares"], 1e-4)
-	require.InDelta(t, 0.5475, r.Data["price"], 1e-4)
-	require.Equal(t, 1.0, r.Data["round"])
-	p, _ := c.Portfolio("a1")
-	require.Equal(t, 950.0, p.Balance)
-	require.InDelta(t, 45.4545, p.Holdings["will_x"].Yes, 1e-4)
-	require.Empty(t, w.Events(), "a trade is recorded as its decision's result, not as an event")
+	for rule, shares := range map[AMM]float64{AMMSeed: 45.4545, AMMFair: 95.4545} {
+		w, c, reg := setup(t, withAMM(twoMarkets, rule))
+		r := reg.Decide(w, "a1", 0, world.Decision{Tool: "buy_shares", Params: map[string]any{"market_id": "will_x", "outcome": "yes", "amount": 50}})
+		require.True(t, r.Success, "%+v", r)
+		require.Equal(t, 50.0, r.Data["cost"])
+		require.Equal(t, "buy", r.Data["side"])
+		require.InDelta(t, shares, r.Data["shares"], 1e-4, rule)
+		require.InDelta(t, 0.5475, r.Data["price"], 1e-4)
+		require.Equal(t, 1.0, r.Data["round"])
+		p, _ := c.Portfolio("a1")
+		require.Equal(t, 950.0, p.Balance)
+		require.InDelta(t, shares, p.Holdings["will_x"].Yes, 1e-4)
+		require.Empty(t, w.Events(), "a trade is recorded as its decision's result, not as an event")
+	}
+	_, c, _ := setup(t, twoMarkets)
+	require.Equal(t, AMMFair, c.Markets()[0].Pool.Rule, "the fair maker is the default")
 }
 
 // test_market_env_robust_input: "YES" in capitals, "maybe", selling 0.
@@ -196,7 +210,8 @@ func TestSellingEverythingHeldWithRoundingSlack(t *testing.T) {
 func TestPriceMoveReachesOtherAgents(t *testing.T) {
 	w, _, reg := setup(t, `{"markets": [{"question": "Will X?"}], "price_move_event_threshold": 0.05}`)
 	w.Observe(w.Agent("a2")) // a2's digest starts now
-	require.True(t, call(w, reg, "a1", "buy_shares", map[string]any{"market_id": "will_x", "outcome": "yes", "amount": 500}).Success)
+	bought := call(w, reg, "a1", "buy_shares", map[string]any{"market_id": "will_x", "outcome": "yes", "amount": 500})
+	require.True(t, bought.Success)
 	w.Step()
 	var moves []world.Event
 	for _, e := range w.Events() {
@@ -223,7 +238,7 @@ func TestPriceMoveReachesOtherAgents(t *testing.T) {
 	}
 	// A fall below the threshold of the previous round's price is not a move
 	// either; a fall at the threshold is.
-	require.True(t, call(w, reg, "a1", "sell_shares", map[string]any{"market_id": "will_x", "outcome": "yes", "shares": 250}).Success)
+	require.True(t, call(w, reg, "a1", "sell_shares", map[string]any{"market_id": "will_x", "outcome": "yes", "shares": bought.Data["shares"]}).Success)
 	w.TakeEvents()
 	w.Step()
 	var texts []string
@@ -276,13 +291,14 @@ func TestObservationSection(t *testing.T) {
 	w, c, reg := setup(t, `{"markets": [{"question": "Will X?", "resolve_tick": 9, "outcome": "no"}, {"question": "Rain?", "initial_price_yes": 0.25}], "initial_balance": 200}`)
 	require.True(t, call(w, reg, "a1", "buy_shares", map[string]any{"market_id": "rain", "outcome": "yes", "amount": 20}).Success)
 	sec := c.Observe(w, "a1")
-	require.Equal(t, "Prediction market, round 1. Your balance: 180.00. Portfolio value at current prices: 195.55.\n"+
+	require.Equal(t, "Prediction market, round 1. Your balance: 180.00. Portfolio value at current prices: 201.15.\n"+
 		"Market [will_x]: Will X? | YES: 50% | NO: 50%\n"+
 		"  Your position in [will_x]: YES=0.00 NO=0.00\n"+
 		"  Resolves at the end of tick 9.\n"+
 		"Market [rain]: Rain? | YES: 28% | NO: 72%\n"+
-		"  Your position in [rain]: YES=55.55 NO=0.00", sec["text"])
+		"  Your position in [rain]: YES=75.55 NO=0.00", sec["text"])
 	require.Equal(t, 180.0, sec["balance"])
+	require.Equal(t, "fair", sec["amm"])
 	require.Equal(t, 1.0, sec["round"])
 	ms := sec["markets"].([]any)
 	require.Len(t, ms, 2)
@@ -346,7 +362,7 @@ func TestResolutionPaysWinningSharesOneEach(t *testing.T) {
 	}
 	require.Contains(t, texts, "[Market] Will X? resolved YES [will_x]; "+formatMoney(ry.Data["shares"].(float64))+" paid to holders of YES shares")
 	text := c.Observe(w, "a1")["text"].(string)
-	require.Contains(t, text, "Market [will_x]: Will X? | RESOLVED YES at tick 2 (each YES share paid 1)\n  You were paid 83.33 in [will_x].")
+	require.Contains(t, text, "Market [will_x]: Will X? | RESOLVED YES at tick 2 (each YES share paid 1)\n  You were paid 183.33 in [will_x].")
 }
 
 func formatMoney(x float64) string {
@@ -381,7 +397,7 @@ func TestMetrics(t *testing.T) {
 	require.True(t, call(w, reg, "a1", "buy_shares", map[string]any{"market_id": "will_x", "outcome": "yes", "amount": 50}).Success)
 	got := w.Progress(w.Agent("a1"))
 	require.Equal(t, 1.0, got[MetricTrades])
-	require.Equal(t, 974.89, got[MetricPortfolioValue], "950 + 45.4545 shares at 0.5475")
+	require.Equal(t, 1002.26, got[MetricPortfolioValue], "950 + 95.4545 shares at 0.5475")
 	for _, name := range c.MetricNames() {
 		_, ok := c.Metric(w, "a2", name)
 		require.True(t, ok, name)
@@ -472,4 +488,61 @@ func TestFactoryNeedsMarkets(t *testing.T) {
 	c, err := Factory(nil)
 	require.ErrorContains(t, err, "config.markets: at least one market is required")
 	require.Nil(t, c)
+}
+
+// A question given as market_id trades its own market, never another one
+// whose question slugs alike; questions asked twice are refused as ambiguous,
+// naming the candidates; and no id is another market's question.
+func TestQuestionsNeverTradeAnotherMarket(t *testing.T) {
+	w, c, reg := setup(t, `{"markets": [{"question": "Will X?"}, {"question": "Will X!"}, {"question": "Rain?"}, {"question": "Rain?"}, {"question": "will_x"}]}`)
+	require.Equal(t, []string{"will_x_2", "will_x_3", "rain", "rain_2", "will_x"}, c.ids, "no id is another market's question")
+	buy := func(id string) world.ActionResult {
+		return call(w, reg, "a1", "buy_shares", map[string]any{"market_id": id, "outcome": "yes", "amount": 1})
+	}
+	for id, want := range map[string]string{
+		"Will X?": "will_x_2", "Will X!": "will_x_3", " Will X! ": "will_x_3", "will_x": "will_x", "WILL_X": "will_x",
+		"[will_x_3]": "will_x_3", "rain": "rain", "rain_2": "rain_2",
+	} {
+		r := buy(id)
+		require.True(t, r.Success, "%q: %s", id, r.ErrorMessage)
+		require.Equal(t, want, r.Data["market_id"], id)
+	}
+	r := buy("Rain?")
+	require.Equal(t, world.CodeInvalidParams, r.ErrorCode)
+	require.Equal(t, "market_id 'Rain?' is the question of 2 markets: rain, rain_2; give one market's id", r.ErrorMessage)
+	r = buy("Will X.")
+	require.Equal(t, world.CodeNotFound, r.ErrorCode)
+	require.Contains(t, r.ErrorMessage, `unknown market 'Will X.' (did you mean 'will_x', "will_x"?)`)
+
+	w, c, reg = setup(t, twoMarkets, func(cfg *world.Config) {
+		cfg.Schedule = []world.ScheduledEvent{{Tick: 0, Type: "resolve_market", Data: map[string]any{"market_id": "Will X!", "outcome": "yes"}}}
+	})
+	r = call(w, reg, "a1", "buy_shares", map[string]any{"market_id": "Will X!", "outcome": "yes", "amount": 1})
+	require.Equal(t, world.CodeNotFound, r.ErrorCode, "a question that only slugs like a market's id names no market")
+	require.Contains(t, r.ErrorMessage, `(did you mean 'will_x', "Will X?"?)`)
+	w.Step()
+	require.False(t, c.Markets()[0].Resolved, "nor does it resolve one")
+}
+
+// Money is rounded to cents wherever it is shown (observation, tool results,
+// metrics); a buy of the rounded balance spends the whole balance, and
+// shares stay floored so that the holding shown can be sold.
+func TestMoneyRoundsToCentsEverywhere(t *testing.T) {
+	for _, tc := range []struct{ balance, shown float64 }{{999.996, 1000}, {999.994, 999.99}, {1000.004, 1000}} {
+		w, c, reg := setup(t, twoMarkets)
+		c.port["a1"].balance = tc.balance
+		sec := c.Observe(w, "a1")
+		require.Equal(t, tc.shown, sec["balance"])
+		require.Contains(t, sec["text"], fmt.Sprintf("Your balance: %.2f.", tc.shown))
+		require.Equal(t, tc.shown, sec["portfolio_value"])
+		v, _ := c.Metric(w, "a1", MetricBalance)
+		require.Equal(t, tc.shown, v, "results round as the observation does")
+		r := call(w, reg, "a1", "buy_shares", map[string]any{"market_id": "will_x", "outcome": "yes", "amount": tc.shown + 0.01})
+		require.Equal(t, fmt.Sprintf("insufficient balance: you have %.2f and asked to spend %g", tc.shown, tc.shown+0.01), r.ErrorMessage)
+		require.Equal(t, tc.shown, r.Data["balance"])
+		r = call(w, reg, "a1", "buy_shares", map[string]any{"market_id": "will_x", "outcome": "yes", "amount": tc.shown})
+		require.True(t, r.Success, "the balance shown can be spent")
+		require.Equal(t, math.Max(0, tc.balance-tc.shown), c.port["a1"].balance, "all of it when the rounding showed more")
+		require.Equal(t, math.Min(tc.balance, tc.shown), r.Data["cost"])
+	}
 }

@@ -45,7 +45,7 @@ func TestPanelShowsPricesTradesAndResolution(t *testing.T) {
 	pf, _ := c.Portfolio("a2")
 	last := fmt.Sprintf("Last trade: a2 bought %.2f NO for 100.00 in will_it_rain_on_friday", pf.Holdings["will_it_rain_on_friday"].No)
 	require.Equal(t, world.Clip(last, world.PanelWidth), p.Lines[len(p.Lines)-1])
-	require.Equal(t, "Last trade: a2 bought 120.00 NO for 100.00 in will_it_rain_…", p.Lines[len(p.Lines)-1])
+	require.Equal(t, "Last trade: a2 bought 220.00 NO for 100.00 in will_it_rain_…", p.Lines[len(p.Lines)-1])
 
 	w.Step()
 	w.Step() // the second market resolves NO at the end of tick 2

@@ -26,8 +26,10 @@ func totalMoney(c *Component) float64 {
 }
 
 // checkInvariants checks the books after a trade: k unchanged, money
-// conserved, each open market's cash equal to its reserves plus all shares
-// held, and nothing negative.
+// conserved, each open market's cash backing every share (under the fair
+// maker the complete sets minted: the YES reserve plus all YES held plus the
+// YES the maker kept when seeding, and the same for NO; under the seed maker
+// both reserves plus all shares held), and nothing negative.
 func checkInvariants(t *testing.T, c *Component, total float64, what string) {
 	t.Helper()
 	// Plain checks: this runs tens of thousands of times.
@@ -41,16 +43,31 @@ func checkInvariants(t *testing.T, c *Component, total float64, what string) {
 		if !(m.pool.Yes > 0) || !(m.pool.No > 0) || m.cash < 0 {
 			t.Fatalf("reserves %g/%g, cash %g: %s", m.pool.Yes, m.pool.No, m.cash, what)
 		}
-		held := 0.0
+		var yes, no float64
 		for _, id := range c.agents {
 			p := c.port[id]
 			if p.yes[i] < 0 || p.no[i] < 0 {
 				t.Fatalf("%s holds %g YES, %g NO: %s", id, p.yes[i], p.no[i], what)
 			}
-			held += p.yes[i] + p.no[i]
+			yes += p.yes[i]
+			no += p.no[i]
 		}
-		if want := m.pool.Yes + m.pool.No + held; !m.resolved && math.Abs(m.cash-want) > 1e-9*m.cash {
-			t.Fatalf("cash %g is not reserves + shares held %g: %s", m.cash, want, what)
+		if m.resolved {
+			continue
+		}
+		if m.pool.Rule == AMMSeed {
+			if want := m.pool.Yes + m.pool.No + yes + no; math.Abs(m.cash-want) > 1e-9*m.cash {
+				t.Fatalf("cash %g is not reserves + shares held %g: %s", m.cash, want, what)
+			}
+			continue
+		}
+		s := c.cfg.Markets[i]
+		seeded := NewPool(AMMFair, *s.InitialPriceYes, s.Liquidity)
+		sets := []float64{m.pool.Yes + yes + seeded.No, m.pool.No + no + seeded.Yes}
+		for _, n := range sets {
+			if math.Abs(m.cash-n) > 1e-9*m.cash {
+				t.Fatalf("cash %g is not the complete sets minted (YES %g, NO %g): %s", m.cash, sets[0], sets[1], what)
+			}
 		}
 	}
 	for _, id := range c.agents {
@@ -78,15 +95,21 @@ func smallWorld(t testing.TB, cfgJSON string) (*world.World, *Component, *tools.
 // part, all or more than what is held, a resolution now and then) through the
 // tool registry, checking the invariants after every call.
 func TestPropertiesOverRandomTradeSequences(t *testing.T) {
+	for _, rule := range []AMM{AMMFair, AMMSeed} {
+		t.Run(string(rule), func(t *testing.T) { randomTradeSequences(t, rule) })
+	}
+}
+
+func randomTradeSequences(t *testing.T, rule AMM) {
 	sequences, steps := 1000, 200
 	if testing.Short() {
 		sequences = 100
 	}
-	cfg := `{"markets": [
+	cfg := withAMM(`{"markets": [
 		{"question": "A?", "initial_price_yes": 0.5},
 		{"question": "B?", "initial_price_yes": 0.93, "liquidity": 50},
 		{"question": "C?", "initial_price_yes": 0.04, "liquidity": 2000}
-	], "initial_balance": 300}`
+	], "initial_balance": 300}`, rule)
 	var trades, refused int
 	for seq := 0; seq < sequences; seq++ {
 		rng := rand.New(rand.NewPCG(uint64(seq), 2024))
@@ -214,7 +237,7 @@ func TestBadInputIsRefusedWithoutChange(t *testing.T) {
 		{"sell_shares", sell("will_x", "yes", 0), world.CodeInvalidParams, "shares must be positive, got 0"},
 		{"sell_shares", sell("will_x", "yes", math.NaN()), world.CodeInvalidParams, "must be a finite number"},
 		{"sell_shares", sell("will_x", "yes", math.Inf(-1)), world.CodeInvalidParams, "must be a finite number"},
-		{"sell_shares", sell("will_x", "yes", 1e9), world.CodeNotAllowed, "insufficient shares: you hold 9.80 YES shares of 'will_x' and asked to sell 1e+09"},
+		{"sell_shares", sell("will_x", "yes", 1e9), world.CodeNotAllowed, "insufficient shares: you hold 19.80 YES shares of 'will_x' and asked to sell 1e+09"},
 		{"sell_shares", sell("will_x", "no", 1), world.CodeNotAllowed, "insufficient shares: you hold 0.00 NO shares"},
 		{"sell_shares", sell("will_x", "yes", 1e-320), world.CodeInvalidParams, "too few to sell for any money"},
 		{"sell_shares", sell("will_y", "yes", 1), world.CodeNotFound, "unknown market 'will_y' (did you mean 'will_x'?)"},

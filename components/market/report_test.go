@@ -94,7 +94,7 @@ func TestReportsOfAScriptedRun(t *testing.T) {
 	require.Equal(t, "will_x", first["market_id"])
 	require.Equal(t, "buy", first["side"])
 	require.Equal(t, "yes", first["outcome"])
-	require.InDelta(t, 45.4545, first["shares"], 1e-4, "reserves 500/500: 500 − 250000/550")
+	require.InDelta(t, 95.4545, first["shares"], 1e-4, "reserves 500/500: 50 sets minted, 550 − 250000/550 YES out")
 	require.Equal(t, 50.0, first["amount"])
 	require.InDelta(t, 0.5475, first["price_yes"], 1e-4)
 	require.Equal(t, 950.0, first["balance"])
@@ -153,7 +153,7 @@ func TestReportsOfAScriptedRun(t *testing.T) {
 	require.Equal(t, rain, a2["will_it_rain_on_friday.payout"], "each winning share paid 1")
 	require.Equal(t, math.Round((1000-20+rain)*100)/100, a2["balance"], "balance to the cent")
 	a1 := cols(final, final.Rows[0])
-	require.InDelta(t, 45.4545-10, a1["will_x.yes"], 1e-4)
+	require.InDelta(t, 95.4545-10, a1["will_x.yes"], 1e-4)
 
 	plots := c.Plots()
 	require.Len(t, plots, 1)

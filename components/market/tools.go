@@ -18,7 +18,17 @@ const (
 )
 
 func idParam() *tools.Schema {
-	return &tools.Schema{Type: "string", Description: "The market's id, shown in brackets in the observation, e.g. will_it_rain_on_friday", MinLength: tools.Ptr(1), MaxLength: tools.Ptr(maxIDLen)}
+	return &tools.Schema{Type: "string", Description: "The market's id, shown in brackets in the observation, e.g. will_it_rain_on_friday (or its exact question)", MinLength: tools.Ptr(1), MaxLength: tools.Ptr(maxIDLen)}
+}
+
+// buyDescription says how buy_shares prices shares under each maker.
+var buyDescription = map[AMM]string{
+	AMMFair: "Buy YES or NO shares of a prediction market with money from your balance. Each share pays 1 if its outcome happens. " +
+		"Your money buys complete sets (1 YES + 1 NO each) and the market maker swaps the other side for more of yours (fixed-product market maker, no fees): " +
+		"a share costs about its price, the price rises as you buy, and the result gives the shares bought and the new YES price.",
+	AMMSeed: "Buy YES or NO shares of a prediction market with money from your balance. Each share pays 1 if its outcome happens. " +
+		"Your money joins the other side's reserve (the reference's constant-product rule, no fees): a share costs more than its price (at a YES price p, about p/(1−p) per YES share), " +
+		"the price rises as you buy, and the result gives the shares bought and the new YES price.",
 }
 
 func outcomeParam() *tools.Schema {
@@ -30,13 +40,12 @@ func outcomeParam() *tools.Schema {
 func (c *Component) Tools() []tools.Tool {
 	return []tools.Tool{
 		{
-			Name: "buy_shares",
-			Description: "Buy YES or NO shares of a prediction market with money from your balance. Each share pays 1 if its outcome happens. " +
-				"The price rises as you buy (constant-product market maker, no fees); the result gives the shares bought and the new YES price.",
+			Name:        "buy_shares",
+			Description: buyDescription[c.cfg.AMM],
 			Parameters: tools.Object(map[string]*tools.Schema{
 				"market_id": idParam(),
 				"outcome":   outcomeParam(),
-				"amount":    {Type: "number", Description: "Money to spend, more than 0 and at most your balance"},
+				"amount":    {Type: "number", Description: "Money to spend, more than 0 and at most your balance (your balance as shown, rounded to cents, spends it all)"},
 			}, "market_id", "outcome", "amount"),
 			Handler: c.buy,
 		},
@@ -80,16 +89,27 @@ func side(tool, outcome string) (yes bool, res world.ActionResult, ok bool) {
 	return false, world.Fail(tool, world.CodeInvalidParams, "invalid outcome: %q; outcome must be yes or no", fuzzy.Clip(outcome)), false
 }
 
-// lookup finds the market named by the market_id parameter.
+// lookup finds the one market the market_id parameter names (see find).
 func (c *Component) lookup(tool, id string) (int, world.ActionResult, bool) {
-	if i, ok := c.find(id); ok {
-		return i, world.ActionResult{}, true
+	found := c.find(id)
+	switch len(found) {
+	case 1:
+		return found[0], world.ActionResult{}, true
+	case 0:
+		hint := ""
+		if i, ok := c.byID[Slug(id)]; ok {
+			hint = fmt.Sprintf(" (did you mean '%s', %q?)", c.markets[i].id, fuzzy.Clip(c.markets[i].question))
+		} else if best := fuzzy.Closest(strings.ToLower(id), c.ids); best != "" {
+			hint = fmt.Sprintf(" (did you mean '%s'?)", best)
+		}
+		return 0, world.Fail(tool, world.CodeNotFound, "unknown market '%s'%s; markets: %s", fuzzy.Clip(id), hint, strings.Join(c.ids, ", ")), false
 	}
-	hint := ""
-	if best := fuzzy.Closest(strings.ToLower(id), c.ids); best != "" {
-		hint = fmt.Sprintf(" (did you mean '%s'?)", best)
+	names := make([]string, len(found))
+	for k, i := range found {
+		names[k] = c.markets[i].id
 	}
-	return 0, world.Fail(tool, world.CodeNotFound, "unknown market '%s'%s; markets: %s", fuzzy.Clip(id), hint, strings.Join(c.ids, ", ")), false
+	return 0, world.Fail(tool, world.CodeInvalidParams, "market_id '%s' is the question of %d markets: %s; give one market's id",
+		fuzzy.Clip(id), len(found), strings.Join(names, ", ")), false
 }
 
 func (c *Component) account(tool string, a *world.Agent) (*portfolio, world.ActionResult, bool) {
@@ -139,13 +159,16 @@ func (c *Component) buy(call *tools.Call) world.ActionResult {
 		return res
 	}
 	m := c.markets[i]
-	if p.balance < amount {
-		res := world.Fail(tool, world.CodeNotAllowed, "insufficient balance: you have %.2f and asked to spend %g", Floor2(p.balance), amount)
-		res.Data = map[string]any{"balance": Floor2(p.balance)}
-		return res
+	if amount > p.balance {
+		if amount > p.balance+cashSlack {
+			res := world.Fail(tool, world.CodeNotAllowed, "insufficient balance: you have %.2f and asked to spend %g", round2(p.balance), amount)
+			res.Data = map[string]any{"balance": round2(p.balance)}
+			return res
+		}
+		amount = p.balance
 	}
 	shares, after := m.pool.QuoteBuy(yes, amount)
-	if !(shares > 0) || !finite(after.Yes) || !finite(after.No) || !(after.Yes > 0) || !(after.No > 0) {
+	if !(shares > 0) || !finite(after.Yes) || !finite(after.No) || !(after.Yes > 0) || !(after.No > 0) || m.cash+amount == m.cash {
 		return world.Fail(tool, world.CodeInvalidParams, "amount %g is too small to buy any shares", amount)
 	}
 	m.pool = after
@@ -163,9 +186,13 @@ func (c *Component) buy(call *tools.Call) world.ActionResult {
 	price := m.pool.PriceYes()
 	return world.OK(tool, map[string]any{
 		"side": "buy", "market_id": m.id, "outcome": outcomeName(yes), "shares": shares, "cost": amount,
-		"price": price, "price_no": m.pool.PriceNo(), "balance": Floor2(p.balance), "round": float64(c.round),
+		"price": price, "price_no": m.pool.PriceNo(), "balance": round2(p.balance), "round": float64(c.round),
 	})
 }
+
+// cashSlack lets a buy of the balance as shown, rounded to cents, spend the
+// whole balance when that is up to half a cent less.
+const cashSlack = 0.005
 
 // sellSlack lets a sell of a hair more than is held (rounding in a client)
 // sell everything held.
@@ -194,7 +221,7 @@ func (c *Component) sell(call *tools.Call) world.ActionResult {
 		shares = *held
 	}
 	proceeds, after := m.pool.QuoteSell(yes, shares)
-	if !(proceeds > 0) || !finite(after.Yes) || !finite(after.No) || !(after.Yes > 0) || !(after.No > 0) || proceeds > m.cash {
+	if !(proceeds > 0) || !finite(after.Yes) || !finite(after.No) || !(after.Yes > 0) || !(after.No > 0) || proceeds > m.cash || m.cash-proceeds == m.cash {
 		return world.Fail(tool, world.CodeInvalidParams, "%g shares are too few to sell for any money", shares)
 	}
 	m.pool = after
@@ -211,7 +238,7 @@ func (c *Component) sell(call *tools.Call) world.ActionResult {
 	price := m.pool.PriceYes()
 	return world.OK(tool, map[string]any{
 		"side": "sell", "market_id": m.id, "outcome": outcomeName(yes), "shares": shares, "proceeds": proceeds,
-		"price": price, "price_no": m.pool.PriceNo(), "balance": Floor2(p.balance), "held": Floor2(*held), "round": float64(c.round),
+		"price": price, "price_no": m.pool.PriceNo(), "balance": round2(p.balance), "held": Floor2(*held), "round": float64(c.round),
 	})
 }
 

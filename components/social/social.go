@@ -446,10 +446,12 @@ func (s *Social) addPost(author int, parent int32, text string) int {
 
 func postID(i int) string { return "p" + strconv.Itoa(i+1) }
 
-// postIndex parses a post id ("p1", "p2", ...) into an index.
+// postIndex parses a post id ("p1", "p2", ...) into an index: "p" and
+// decimal digits without a leading zero, nothing else ("p+1" and "p 1" are
+// no post ids).
 func (s *Social) postIndex(id string) (int, bool) {
 	rest, ok := strings.CutPrefix(strings.TrimSpace(id), "p")
-	if !ok || rest == "" || len(rest) > 10 || rest[0] == '0' {
+	if !ok || rest == "" || len(rest) > 10 || rest[0] == '0' || strings.IndexFunc(rest, func(r rune) bool { return r < '0' || r > '9' }) >= 0 {
 		return 0, false
 	}
 	n, err := strconv.Atoi(rest)
