@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -117,4 +118,46 @@ func TestErrorsAreOneClearLine(t *testing.T) {
 		require.ErrorContains(t, err, c.msg, "%v", c.args)
 		require.NotContains(t, err.Error(), "\n")
 	}
+}
+
+// Without --seed, serve draws fresh seeds (public and secret) every time and
+// records them for the operator; the spectator token is printed once and
+// kept beside the results, readable by the operator alone.
+func TestServeDrawsFreshSeedsAndASpectatorToken(t *testing.T) {
+	type seeds struct {
+		Seed       uint64 `json:"seed"`
+		SecretSeed uint64 `json:"secret_seed"`
+	}
+	var got []seeds
+	for i := 0; i < 2; i++ {
+		dir := t.TempDir()
+		out, _, err := arena(t, "serve", "--scenario", "role_game", "--bots", "9", "--listen", "unix:"+filepath.Join(dir, "a.sock"), "--out", dir)
+		require.NoError(t, err)
+		var s seeds
+		b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(b, &s))
+		require.NotZero(t, s.Seed)
+		require.NotZero(t, s.SecretSeed)
+		got = append(got, s)
+
+		token, err := os.ReadFile(filepath.Join(dir, "spectator.token"))
+		require.NoError(t, err)
+		require.Len(t, strings.TrimSpace(string(token)), 32)
+		require.Contains(t, out, "spectator token: "+strings.TrimSpace(string(token)))
+		st, err := os.Stat(filepath.Join(dir, "spectator.token"))
+		require.NoError(t, err)
+		require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+	}
+	require.NotEqual(t, got[0].Seed, got[1].Seed, "a fresh seed each time, not 1")
+	require.NotEqual(t, got[0].SecretSeed, got[1].SecretSeed)
+
+	// Open spectators: no token is made.
+	dir := t.TempDir()
+	out, _, err := arena(t, "serve", "--scenario", "role_game", "--bots", "9", "--seed", "4", "--spectators", "open",
+		"--listen", "unix:"+filepath.Join(dir, "a.sock"), "--out", dir)
+	require.NoError(t, err)
+	require.NotContains(t, out, "spectator token")
+	_, err = os.Stat(filepath.Join(dir, "spectator.token"))
+	require.ErrorIs(t, err, os.ErrNotExist)
 }
