@@ -39,10 +39,19 @@
 // many equally cheap staircases include L shapes) does not.
 //
 // The 4-connected cell route is turned into an any-angle path by greedy
-// string pulling with [Grid.LineOfSight], removal of redundant waypoints,
-// pulling waypoints from cell centres towards obstacle corners, and removal
-// of collinear waypoints. Smoothing never leads a path into hazard cells
-// that the cell route avoided.
+// string pulling with [Grid.LineOfSight], then pulled taut: every bend is
+// replaced by the convex chain of the obstacle corners inside the triangle
+// it spans until none changes, which gives the shortest path homotopic to
+// the route, bending 0.001 cell off obstacle corners. Smoothing never leads
+// a path into hazard cells that the cell route avoided.
+//
+// # Exact obstacles
+//
+// [Options.Obstacles] gives the planner obstacles as exact [Shape]s (discs
+// and rounded boxes, already grown by an agent's clearance). They block the
+// cells whose interior they meet ([Grid.FillShape]); [Planner.Blocked] and
+// FindPath's "inside an obstacle" use the shapes themselves, so a target in
+// a partly covered cell is reached by a last leg the exact geometry clears.
 //
 // Connected components (4-connectivity over non-Blocked cells) are computed
 // up front, so unreachable targets are detected in constant time and reported

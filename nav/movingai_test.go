@@ -201,23 +201,35 @@ func movingAIDir() (string, error) {
 	}
 }
 
+// maxOracleProblems caps how many problems per map BenchmarkMovingAI
+// compares with the any-angle oracle.
+const maxOracleProblems = 300
+
 // BenchmarkMovingAI solves every scenario of every map in the Moving AI
 // directory once per iteration and reports, per map, the solved share, the
 // mean and worst ratio of path length to the listed octile optimum, and the
-// mean time per FindPath. Planner construction is outside the timed part.
+// mean time per FindPath; then, outside the timed part, the mean and worst
+// ratio to the exact any-angle optimum (anyAngleOracle) on a sample. It
+// fails when the data is missing, unless ARENA_MOVINGAI_OPTIONAL=1.
 func BenchmarkMovingAI(b *testing.B) {
+	missing := func(why string) {
+		if os.Getenv("ARENA_MOVINGAI_OPTIONAL") == "1" {
+			b.Skipf("Moving AI benchmark data missing (ARENA_MOVINGAI_OPTIONAL=1): %s", why)
+		}
+		b.Fatalf("Moving AI benchmark data missing: %s (set ARENA_MOVINGAI_DIR, or ARENA_MOVINGAI_OPTIONAL=1 to skip)", why)
+	}
 	dir, err := movingAIDir()
 	if err != nil {
-		b.Skipf("Moving AI benchmark data not found: %v", err)
+		missing(err.Error())
 	}
 	maps, err := filepath.Glob(filepath.Join(dir, "*.map"))
 	require.NoError(b, err)
 	if len(maps) == 0 {
-		b.Skipf("no *.map files in %s", dir)
+		missing("no *.map files in " + dir)
 	}
 	sort.Strings(maps)
-	header := fmt.Sprintf("%-16s %9s %8s %8s %8s %10s %9s %7s %8s",
-		"map", "size", "problems", "solved%", "mean", "worst", "µs/path", "build", "nodes")
+	header := fmt.Sprintf("%-16s %9s %8s %8s %8s %10s %9s %7s %8s %9s %9s",
+		"map", "size", "problems", "solved%", "mean", "worst", "µs/path", "build", "nodes", "aa-mean", "aa-worst")
 	var table []string
 	defer func() {
 		// Parent benchmark logs are shown with -v only; each map's own log
@@ -230,8 +242,7 @@ func BenchmarkMovingAI(b *testing.B) {
 		name := strings.TrimSuffix(filepath.Base(mp), ".map")
 		scen := mp + ".scen"
 		if _, err := os.Stat(scen); err != nil {
-			b.Logf("%s: no scenario file, skipped", name)
-			continue
+			missing(fmt.Sprintf("%s: no scenario file", name))
 		}
 		b.Run(name, func(b *testing.B) {
 			g, probs := loadMovingAIFiles(b, mp, scen)
@@ -258,9 +269,24 @@ func BenchmarkMovingAI(b *testing.B) {
 			b.ReportMetric(st.worst, "worst-ratio")
 			b.ReportMetric(usPath, "µs/path")
 			b.ReportMetric(float64(build.Microseconds())/1000, "build-ms")
-			row := fmt.Sprintf("%-16s %9s %8d %8.2f %8.4f %10.4f %9.1f %7s %8d",
+			// Against the exact any-angle optimum, on an even sample of
+			// at most maxOracleProblems problems per map.
+			o := newAnyAngleOracle(g)
+			var aa qualityStats
+			step := max(1, len(probs)/maxOracleProblems)
+			for i := 0; i < len(probs); i += step {
+				from, to := probs[i].Start.Center(), probs[i].Goal.Center()
+				path, err := p.FindPath(from, to)
+				aa.add(p.Grid(), o, from, to, path, err)
+			}
+			if aa.invalid > 0 || aa.belowOracle > 0 {
+				b.Errorf("%s: %d invalid paths, %d below the optimum: %v", name, aa.invalid, aa.belowOracle, aa.failures)
+			}
+			b.ReportMetric(aa.mean(), "aa-mean")
+			b.ReportMetric(aa.worst, "aa-worst")
+			row := fmt.Sprintf("%-16s %9s %8d %8.2f %8.4f %10.4f %9.1f %7s %8d %9.4f %9.4f",
 				name, fmt.Sprintf("%dx%d", g.Cols(), g.Rows()), st.total, solved, st.mean(), st.worst, usPath,
-				build.Round(time.Millisecond), len(p.abs.nodeCell))
+				build.Round(time.Millisecond), len(p.abs.nodeCell), aa.mean(), aa.worst)
 			b.Logf("\n%s\n%s", header, row)
 			if len(table) > 0 && strings.HasPrefix(table[len(table)-1], fmt.Sprintf("%-16s ", name)) {
 				table[len(table)-1] = row // a later, larger b.N run of the same map

@@ -15,6 +15,14 @@ type Options struct {
 	// HazardCost is the step cost of a Costly cell (a Free cell costs 1).
 	// Default 8 when 0.
 	HazardCost uint8
+	// Obstacles are exact obstacle regions (already grown by the clearance
+	// an agent needs). The planner rasterises them into its copy of the
+	// grid with [Grid.FillShape] and keeps their geometry, so that a
+	// target is "inside an obstacle" only when it lies inside one of them
+	// (or in a cell the grid itself marks Blocked), and a target in a
+	// partly covered Blocked cell is reached by a last straight leg that
+	// the exact geometry clears.
+	Obstacles []Shape
 }
 
 const (
@@ -52,6 +60,17 @@ type Planner struct {
 
 	legs *legSearcher
 
+	// solid is the grid as given, before Options.Obstacles were drawn in:
+	// its Blocked cells are obstacles through and through.
+	solid *Grid
+	// shapes are Options.Obstacles; the shapes meeting cell i are
+	// shapeIdx[shapeStart[i]:shapeStart[i+1]].
+	shapes     []Shape
+	shapeStart []int32
+	shapeIdx   []int32
+	shapeSeen  []uint32 // per shape: stamp of the last segment test
+	shapeStamp uint32
+
 	// comp holds the 4-connected component label of each cell, -1 if Blocked.
 	comp []int32
 
@@ -74,12 +93,14 @@ func NewPlanner(g *Grid, opt Options) *Planner {
 		grid: g.Clone(),
 		opt:  opt,
 	}
+	p.indexShapes(opt.Obstacles)
 	p.tileCost = [3]float64{1, float64(opt.HazardCost), math.Inf(1)}
 	p.legs = newLegSearcher(p.grid, opt.HazardCost)
 	p.labelComponents()
 	p.startSearch = newClusterSearch(opt.ClusterSize)
 	p.goalSearch = newClusterSearch(opt.ClusterSize)
 	p.abs = p.buildAbstract()
+	p.smooth.indexCorners(p.grid)
 	return p
 }
 
@@ -88,6 +109,120 @@ func (p *Planner) Grid() *Grid { return p.grid }
 
 // Options returns the options in effect (defaults filled in).
 func (p *Planner) Options() Options { return p.opt }
+
+// indexShapes keeps the valid obstacle shapes, draws them into the grid as
+// Blocked and indexes them by the cells they meet.
+func (p *Planner) indexShapes(shapes []Shape) {
+	g := p.grid
+	p.solid = g.Clone()
+	count := make([]int32, len(g.tiles)+1)
+	for _, s := range shapes {
+		if !s.valid() {
+			continue
+		}
+		p.shapes = append(p.shapes, s)
+		g.eachShapeCell(s, func(x, y int) { count[y*g.cols+x+1]++ })
+	}
+	p.opt.Obstacles = p.shapes
+	p.shapeSeen = make([]uint32, len(p.shapes))
+	for i := 1; i < len(count); i++ {
+		count[i] += count[i-1]
+	}
+	p.shapeStart = count
+	p.shapeIdx = make([]int32, count[len(count)-1])
+	fill := make([]int32, len(g.tiles))
+	for k, s := range p.shapes {
+		g.eachShapeCell(s, func(x, y int) {
+			i := y*g.cols + x
+			p.shapeIdx[count[i]+fill[i]] = int32(k)
+			fill[i]++
+			g.raise(x, y, Blocked)
+		})
+	}
+}
+
+// Blocked reports whether point pt is inside an obstacle, exactly: outside
+// the grid, in a cell the grid itself marks Blocked, or inside one of
+// Options.Obstacles. (A point in a Blocked cell that an obstacle only
+// partly covers is not Blocked when it lies outside the obstacle.)
+func (p *Planner) Blocked(pt Point) bool {
+	if !finitePoint(pt) {
+		return true
+	}
+	c := PointCell(pt)
+	if p.solid.At(c) == Blocked {
+		return true
+	}
+	i := c.Y*p.grid.cols + c.X
+	for _, k := range p.shapeIdx[p.shapeStart[i]:p.shapeStart[i+1]] {
+		if p.shapes[k].Contains(pt) {
+			return true
+		}
+	}
+	return false
+}
+
+// segmentClear reports whether the segment a→b stays out of every
+// obstacle exactly: it crosses no cell of the original grid worse than
+// maxTile and enters no obstacle shape.
+func (p *Planner) segmentClear(a, b Point, maxTile Tile) bool {
+	if !p.solid.LineOfSight(a, b, maxTile) {
+		return false
+	}
+	g := p.grid
+	p.shapeStamp++
+	x0, x1 := clampRange(floorInt(min(a.X, b.X)), floorInt(max(a.X, b.X)), g.cols)
+	y0, y1 := clampRange(floorInt(min(a.Y, b.Y)), floorInt(max(a.Y, b.Y)), g.rows)
+	for y := y0; y <= y1; y++ {
+		for x := x0; x <= x1; x++ {
+			i := y*g.cols + x
+			for _, k := range p.shapeIdx[p.shapeStart[i]:p.shapeStart[i+1]] {
+				if p.shapeSeen[k] == p.shapeStamp {
+					continue
+				}
+				p.shapeSeen[k] = p.shapeStamp
+				if p.shapes[k].hitsSegment(a, b) {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// entryRadius is how far (in cells, Chebyshev) FindPath looks for a
+// walkable cell from which a target in a partly covered Blocked cell can be
+// reached in a straight line.
+const entryRadius = 3
+
+// entryCell returns the walkable cell of component label, within
+// entryRadius of target, whose centre is nearest to target among those
+// with an exactly clear segment to it. seen reports whether any walkable
+// cell (of any component) had one.
+func (p *Planner) entryCell(target Point, label int32) (best Cell, ok, seen bool) {
+	tc := PointCell(target)
+	bestD := math.Inf(1)
+	for dy := -entryRadius; dy <= entryRadius; dy++ {
+		for dx := -entryRadius; dx <= entryRadius; dx++ {
+			c := Cell{tc.X + dx, tc.Y + dy}
+			if p.grid.At(c) == Blocked {
+				continue
+			}
+			d := target.Dist(c.Center())
+			if d >= bestD && (ok || p.compOf(c) != label) {
+				continue
+			}
+			if !p.segmentClear(c.Center(), target, p.grid.At(c)) {
+				continue
+			}
+			seen = true
+			if p.compOf(c) == label && d < bestD {
+				best, bestD, ok = c, d, true
+			}
+		}
+	}
+	return best, ok, seen
+}
 
 func (p *Planner) labelComponents() {
 	g := p.grid
@@ -220,6 +355,7 @@ const (
 	ReasonTargetInvalid = "target is not a finite point"
 	ReasonTargetOutside = "target is outside the grid"
 	ReasonTargetBlocked = "target is inside an obstacle"
+	ReasonTargetWedged  = "target is clear of obstacles but no walkable cell within 3 cells reaches it in a straight line"
 	ReasonUnreachable   = "target is not connected to the start"
 )
 
@@ -258,22 +394,35 @@ func (p *Planner) resolveStart(from Point, goalComp int32) (c Cell, displaced bo
 	return best, true, ""
 }
 
-// targetProblem returns why target cell gc cannot be reached from start
-// cell sc, or "" if it can.
-func (p *Planner) targetProblem(to Point, sc Cell) string {
+// resolveTarget returns the cell a search from start cell sc must reach for
+// target to: to's own cell when it is walkable, or — when to lies outside
+// every obstacle in a Blocked cell that obstacles only partly cover — the
+// entry cell from which a straight leg reaches it (snapped is then true).
+// reason says why to cannot be reached, or is "".
+func (p *Planner) resolveTarget(to Point, sc Cell) (gc Cell, snapped bool, reason string) {
 	if !finitePoint(to) {
-		return ReasonTargetInvalid
+		return Cell{}, false, ReasonTargetInvalid
 	}
-	gc := PointCell(to)
+	gc = PointCell(to)
 	switch {
 	case !p.grid.InBounds(gc):
-		return ReasonTargetOutside
-	case p.grid.At(gc) == Blocked:
-		return ReasonTargetBlocked
-	case !p.Reachable(sc, gc):
-		return ReasonUnreachable
+		return gc, false, ReasonTargetOutside
+	case p.grid.At(gc) != Blocked:
+		if !p.Reachable(sc, gc) {
+			return gc, false, ReasonUnreachable
+		}
+		return gc, false, ""
+	case p.Blocked(to):
+		return gc, false, ReasonTargetBlocked
 	}
-	return ""
+	entry, ok, seen := p.entryCell(to, p.compOf(sc))
+	switch {
+	case ok:
+		return entry, true, ""
+	case seen:
+		return gc, false, ReasonUnreachable
+	}
+	return gc, false, ReasonTargetWedged
 }
 
 func (p *Planner) noPath(from, to Point, sc Cell, reason string) *NoPathError {
@@ -290,14 +439,19 @@ func (p *Planner) noPath(from, to Point, sc Cell, reason string) *NoPathError {
 // cell units: the first waypoint is from and the last is exactly to, and
 // every segment between consecutive waypoints has line of sight over
 // non-Blocked cells (the first one excepted when from lies in a Blocked
-// cell). Smoothing never cuts through Costly cells that the cell route
-// avoided.
+// cell, and the last ones when to does). Smoothing never cuts through
+// Costly cells that the cell route avoided.
 //
 // If from lies in a Blocked cell, the search starts from the nearest
 // walkable cell within 2 cells and the path visits that cell's centre right
-// after from. If to cannot be reached (outside the grid, Blocked, or in
-// another connected component), the error is a *NoPathError whose Nearest
-// is the reachable cell centre closest to to.
+// after from. If to lies in a Blocked cell but outside every obstacle
+// ([Planner.Blocked] is false: Options.Obstacles cover only part of the
+// cell), the path runs to the nearest walkable cell within 3 cells that
+// sees to exactly, and on to to; the last segments are then checked
+// against the obstacles' exact geometry instead of the grid. If to cannot
+// be reached (outside the grid, inside an obstacle, or in another
+// connected component), the error is a *NoPathError whose Nearest is the
+// reachable cell centre closest to to.
 //
 // The returned slice is freshly allocated and owned by the caller.
 func (p *Planner) FindPath(from, to Point) ([]Point, error) {
@@ -309,18 +463,39 @@ func (p *Planner) FindPath(from, to Point) ([]Point, error) {
 	if reason != "" {
 		return nil, &NoPathError{From: from, To: to, Nearest: from, Reason: reason}
 	}
-	if reason := p.targetProblem(to, sc); reason != "" {
+	gc, snapped, reason := p.resolveTarget(to, sc)
+	if reason != "" {
 		return nil, p.noPath(from, to, sc, reason)
 	}
 	// A clear straight line over Free cells cannot be beaten.
-	if !displaced && p.grid.LineOfSight(from, to, Free) {
+	if !displaced && !snapped && p.grid.LineOfSight(from, to, Free) {
 		return []Point{from, to}, nil
 	}
-	_, path, err := p.plan(from, to, sc, PointCell(to), displaced)
+	goal := to
+	if snapped {
+		goal = gc.Center()
+	}
+	_, path, err := p.plan(from, goal, sc, gc, displaced)
 	if err != nil {
 		return nil, fmt.Errorf("nav: find path from %v to %v: %w", from, to, err)
 	}
+	if snapped {
+		path = p.finishAt(path, to)
+	}
 	return path, nil
+}
+
+// finishAt appends the last leg from the entry cell's centre (the path's
+// last point) to target, then lets earlier waypoints reach target directly
+// while the exact geometry allows (over Free cells only, so no hazard is
+// entered that the path avoided).
+func (p *Planner) finishAt(path []Point, target Point) []Point {
+	path = append(path, target)
+	for n := len(path); n >= 3 && p.segmentClear(path[n-3], target, Free); n = len(path) {
+		path[n-2] = target
+		path = path[:n-1]
+	}
+	return path
 }
 
 // FindCells returns the unsmoothed 4-connected cell route from from to to,
@@ -335,7 +510,10 @@ func (p *Planner) FindCells(from, to Cell) ([]Cell, error) {
 	case p.grid.At(from) == Blocked:
 		return nil, &NoPathError{From: fp, To: tp, Nearest: fp, Reason: ReasonStartBlocked}
 	}
-	if reason := p.targetProblem(tp, from); reason != "" {
+	if _, snapped, reason := p.resolveTarget(tp, from); reason != "" || snapped {
+		if snapped {
+			reason = ReasonTargetBlocked // FindCells routes to walkable cells only
+		}
 		return nil, p.noPath(fp, tp, from, reason)
 	}
 	route, _, err := p.plan(fp, tp, from, to, false)

@@ -5,9 +5,19 @@ package nav
 type smoother struct {
 	pts    []Point // candidate points, one per route cell
 	wpts   []Point // positions of the chosen waypoints
-	outIdx []int   // route index of each output waypoint
 	costly []int32 // costly[i] = number of Costly cells among route[0:i]
 	way    []int   // indices into pts of the chosen waypoints
+	tiles  []Tile  // tiles[k]: worst tile a segment wpts[k]→wpts[k+1] may cross
+	next   []Point // tauten scratch
+	nextT  []Tile
+	corner []tautCorner // bend scratch
+	hull   []tautCorner
+	chain  []Point
+	dirty  []bool // tauten scratch
+	// Convex obstacle corners of the planner's grid (see indexCorners).
+	cornerAt  []uint8
+	cornerPre []int32
+	nextD     []bool
 }
 
 // maxTile returns the worst tile of route cells i..j (inclusive); route
@@ -40,14 +50,11 @@ func (s *smoother) visible(g *Grid, i, j int) bool {
 //  1. Greedy string pulling: from the current anchor, a galloping search
 //     (2, 4, 8, … points ahead, then bisection) finds a far route point
 //     still in line of sight; it becomes the next waypoint and anchor.
-//  2. Waypoints whose neighbours see each other are dropped (repeated until
-//     stable).
-//  3. Each interior waypoint is pulled from its cell centre towards the
-//     cell corner that shortens the path most, as far as both of its
-//     segments keep line of sight (staying cornerClearance inside its
-//     cell), so paths hug obstacle corners instead of cell centres; then
-//     step 2 is applied once more.
-//  4. Collinear waypoints are dropped.
+//  2. The path is pulled taut ([smoother.tauten]): every bend whose two
+//     segments avoid Costly cells is replaced by the shortest path around
+//     the obstacle corners inside the triangle it spans, repeatedly, so
+//     that bends end up on obstacle corners (tautOffset away from them).
+//  3. Collinear waypoints are dropped.
 func (s *smoother) smooth(g *Grid, from, to Point, route []Cell, displaced bool) []Point {
 	n := len(route)
 	s.pts = s.pts[:0]
@@ -122,108 +129,38 @@ func (s *smoother) smooth(g *Grid, from, to Point, route []Cell, displaced bool)
 		a = good
 	}
 
-	// Pass 2: drop waypoints whose neighbours see each other.
-	for changed := true; changed; {
-		changed = false
-		w := s.way
-		k := 1
-		for i := 1; i < len(w)-1; i++ {
-			if s.visible(g, w[k-1], w[i+1]) {
-				changed = true
-				continue
-			}
-			w[k] = w[i]
-			k++
-		}
-		w[k] = w[len(w)-1]
-		s.way = w[:k+1]
-	}
-
-	// Pass 3: pull each interior waypoint from its cell centre towards a
-	// corner of its cell, as far as both of its segments keep line of
-	// sight, then drop waypoints made redundant.
-	s.wpts = s.wpts[:0]
-	for _, i := range s.way {
+	// Pass 2: pull the path taut (which also drops waypoints whose
+	// neighbours see each other).
+	s.wpts, s.tiles = s.wpts[:0], s.tiles[:0]
+	for k, i := range s.way {
 		s.wpts = append(s.wpts, s.pts[i])
+		if k > 0 {
+			s.tiles = append(s.tiles, s.maxTile(s.way[k-1], i))
+		}
 	}
-	s.pullCorners(g)
+	s.tauten(g)
 
-	// Pass 4: drop collinear waypoints (keeping only turning points). A
+	// Pass 3: drop collinear waypoints (keeping only turning points). A
 	// merge is confirmed with LineOfSight: a segment through a grid corner
 	// can be judged differently once its endpoints move (rounding).
 	base := len(out) // 1 when out starts with a displaced from
-	s.outIdx = s.outIdx[:0]
+	s.nextT = s.nextT[:0]
 	for k, p := range s.wpts {
 		if m := len(out); m-base >= 2 {
 			a, b := out[m-2], out[m-1]
-			if collinearBetween(a, b, p) && g.LineOfSight(a, p, s.maxTile(s.outIdx[m-2-base], s.way[k])) {
+			t := max(s.nextT[len(s.nextT)-1], s.tiles[k-1])
+			if collinearBetween(a, b, p) && g.LineOfSight(a, p, t) {
 				out[m-1] = p
-				s.outIdx[m-1-base] = s.way[k]
+				s.nextT[len(s.nextT)-1] = t
 				continue
 			}
 		}
 		out = append(out, p)
-		s.outIdx = append(s.outIdx, s.way[k])
+		if k > 0 {
+			s.nextT = append(s.nextT, s.tiles[k-1])
+		}
 	}
 	return out
-}
-
-// cornerClearance is how close (in cells, per axis) a pulled waypoint may
-// come to the edges of its cell. Waypoints stay inside their own walkable
-// cell with some margin, so an agent that steers slightly wide of a
-// waypoint is not immediately in an obstacle.
-const cornerClearance = 0.1
-
-// pullCorners moves interior waypoints (s.wpts, indices s.way) towards the
-// corner of their cell that shortens the path most, keeping line of sight
-// (with the route-span maxTile) to both neighbours; then it drops waypoints
-// whose neighbours now see each other.
-func (s *smoother) pullCorners(g *Grid) {
-	// Endpoints stay: w[0] is from, or the displaced start cell's centre
-	// (from itself is not in w), and w[len-1] is to.
-	w, idx := s.wpts, s.way
-	for i := 1; i < len(w)-1; i++ {
-		a, c, b := w[i-1], w[i], w[i+1]
-		ta, tb := s.maxTile(idx[i-1], idx[i]), s.maxTile(idx[i], idx[i+1])
-		best, bestLen := c, a.Dist(c)+c.Dist(b)
-		for _, d := range [4]Point{{-1, -1}, {1, -1}, {-1, 1}, {1, 1}} {
-			// Candidate: centre + t·(corner - centre), t in [0, tMax].
-			const tMax = 1 - 2*cornerClearance
-			at := func(t float64) Point { return Point{c.X + 0.5*t*d.X, c.Y + 0.5*t*d.Y} }
-			ok := func(q Point) bool { return g.LineOfSight(a, q, ta) && g.LineOfSight(q, b, tb) }
-			q := at(tMax)
-			if l := a.Dist(q) + q.Dist(b); l >= bestLen-1e-12 {
-				continue
-			}
-			if !ok(q) {
-				lo, hi := 0.0, tMax
-				for k := 0; k < 5; k++ {
-					mid := (lo + hi) / 2
-					if ok(at(mid)) {
-						lo = mid
-					} else {
-						hi = mid
-					}
-				}
-				q = at(lo)
-			}
-			if l := a.Dist(q) + q.Dist(b); l < bestLen {
-				best, bestLen = q, l
-			}
-		}
-		w[i] = best
-	}
-	// Drop waypoints whose neighbours now see each other.
-	k := 1
-	for i := 1; i < len(w)-1; i++ {
-		if g.LineOfSight(w[k-1], w[i+1], s.maxTile(idx[k-1], idx[i+1])) {
-			continue
-		}
-		w[k], idx[k] = w[i], idx[i]
-		k++
-	}
-	w[k], idx[k] = w[len(w)-1], idx[len(w)-1]
-	s.wpts, s.way = w[:k+1], idx[:k+1]
 }
 
 // collinearBetween reports whether b lies on the segment a→c (up to

@@ -43,43 +43,49 @@ func (w *World) worldXZ(p nav.Point) (float64, float64) {
 	return w.bounds.MinX + p.X*w.cellSize, w.bounds.MinZ + p.Y*w.cellSize
 }
 
-// buildNavigation rasterises obstacles (grown by the agent radius) and hazards
-// into the navigation grid, and obstacles as they are into the sight grid.
+// buildNavigation gives the planner every obstacle grown by the agent
+// radius plus navMargin, as exact shapes (a circle grows into a larger
+// circle, a box into a rectangle with rounded corners) that it rasterises
+// into the navigation grid, plus the world's edge; hazards go into the grid
+// as Costly; obstacles as they are go into the sight grid.
 func (w *World) buildNavigation() {
 	cols := int(math.Ceil(w.bounds.Width() / w.cellSize))
 	rows := int(math.Ceil(w.bounds.Depth() / w.cellSize))
-	w.navGrid = nav.NewGrid(cols, rows)
+	grid := nav.NewGrid(cols, rows)
 	w.sightGrid = nav.NewGrid(cols, rows)
 	cs := w.cellSize
-	grow := w.rules.AgentRadius + navMargin
+	grow := (w.rules.AgentRadius + navMargin) / cs
+	shapes := make([]nav.Shape, 0, len(w.obstacles)+4)
 	for _, o := range w.obstacles {
 		c := w.navPoint(o.Pos[0], o.Pos[2])
 		switch o.Shape {
 		case "box":
 			hx, hz := o.SizeX/2/cs, o.SizeZ/2/cs
-			g := grow / cs
-			w.navGrid.FillRect(nav.Point{X: c.X - hx - g, Y: c.Y - hz - g}, nav.Point{X: c.X + hx + g, Y: c.Y + hz + g}, nav.Blocked)
+			shapes = append(shapes, nav.Shape{Center: c, HalfX: hx, HalfY: hz, Radius: grow})
 			if !o.SeeThrough {
 				w.sightGrid.FillRect(nav.Point{X: c.X - hx, Y: c.Y - hz}, nav.Point{X: c.X + hx, Y: c.Y + hz}, nav.Blocked)
 			}
 		default:
-			w.navGrid.FillCircle(c, (o.Radius+grow)/cs, nav.Blocked)
+			shapes = append(shapes, nav.Shape{Center: c, Radius: o.Radius/cs + grow})
 			if !o.SeeThrough {
 				w.sightGrid.FillCircle(c, o.Radius/cs, nav.Blocked)
 			}
 		}
 	}
 	for _, h := range w.hazards {
-		w.navGrid.FillCircle(w.navPoint(h.Pos[0], h.Pos[2]), (h.Radius+w.rules.AgentRadius*0.5)/cs, nav.Costly)
+		grid.FillCircle(w.navPoint(h.Pos[0], h.Pos[2]), (h.Radius+w.rules.AgentRadius*0.5)/cs, nav.Costly)
 	}
-	// Keep agent centres a radius away from the world's edge.
+	// Keep agent centres a radius away from the world's edge: the edge is
+	// a band of obstacle outside the world, grown by the radius.
 	edge := w.rules.AgentRadius / cs
 	fc, fr := float64(cols), float64(rows)
-	w.navGrid.FillRect(nav.Point{X: 0, Y: 0}, nav.Point{X: fc, Y: edge}, nav.Blocked)
-	w.navGrid.FillRect(nav.Point{X: 0, Y: fr - edge}, nav.Point{X: fc, Y: fr}, nav.Blocked)
-	w.navGrid.FillRect(nav.Point{X: 0, Y: 0}, nav.Point{X: edge, Y: fr}, nav.Blocked)
-	w.navGrid.FillRect(nav.Point{X: fc - edge, Y: 0}, nav.Point{X: fc, Y: fr}, nav.Blocked)
-	w.planner = nav.NewPlanner(w.navGrid, nav.Options{ClusterSize: w.rules.ClusterSize, HazardCost: w.rules.HazardCost})
+	shapes = append(shapes,
+		nav.Shape{Center: nav.Point{X: fc / 2, Y: -0.5}, HalfX: fc/2 + 1, HalfY: 0.5, Radius: edge},
+		nav.Shape{Center: nav.Point{X: fc / 2, Y: fr + 0.5}, HalfX: fc/2 + 1, HalfY: 0.5, Radius: edge},
+		nav.Shape{Center: nav.Point{X: -0.5, Y: fr / 2}, HalfX: 0.5, HalfY: fr/2 + 1, Radius: edge},
+		nav.Shape{Center: nav.Point{X: fc + 0.5, Y: fr / 2}, HalfX: 0.5, HalfY: fr/2 + 1, Radius: edge})
+	w.planner = nav.NewPlanner(grid, nav.Options{ClusterSize: w.rules.ClusterSize, HazardCost: w.rules.HazardCost, Obstacles: shapes})
+	w.navGrid = w.planner.Grid()
 	w.buildSightSums()
 }
 
