@@ -17,7 +17,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var mafiaRoleNames = []string{"Godfather", "Mafioso", "Consigliere", "Framer", "Janitor", "Forger"}
+// isMafia reports whether a role belongs to the Mafia.
+func isMafia(role string) bool {
+	c, _ := roles.Lookup(role)
+	return c.Faction == roles.Mafia
+}
 
 // leakScanner wraps each bot and scans every observation it is given for
 // secrets the agent should not see.
@@ -51,13 +55,17 @@ func (s *leakScanner) scan(obs *world.Observation) {
 	require.NoError(t, err)
 	js := string(raw)
 	// Whispers and Mafia chat.
+	// Spies and Blackmailers read every whisper.
 	for _, w := range *s.whispers {
-		if v != w.from && v != w.to {
+		if v != w.from && v != w.to && g.Role(v) != "Spy" && g.Role(v) != "Blackmailer" {
 			require.NotContains(t, js, w.token, "%s sees a whisper from %s to %s", v, w.from, w.to)
 		}
 	}
-	if !slices.Contains(mafiaRoleNames, g.Role(v)) {
+	if !isMafia(g.Role(v)) {
 		require.NotContains(t, js, "mafia-chat:", "%s (%s) sees Mafia chat", v, g.Role(v))
+	}
+	if g.Role(v) != roles.Vampire {
+		require.NotContains(t, js, "vampire-chat:", "%s (%s) sees Vampire chat", v, g.Role(v))
 	}
 	// Private results (night results, investigations, role notices) are only
 	// for their owner.
@@ -123,8 +131,8 @@ func (s *leakScanner) scan(obs *world.Observation) {
 			}
 		}
 	}
-	if !slices.Contains(mafiaRoleNames, g.Role(v)) {
-		require.Nil(t, sec["team"], "%s sees a Mafia team", v)
+	if !isMafia(g.Role(v)) && g.Role(v) != roles.Vampire {
+		require.Nil(t, sec["team"], "%s sees a team", v)
 	}
 }
 
