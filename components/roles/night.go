@@ -713,7 +713,7 @@ func (n *night) settle() {
 			continue
 		}
 		p.revives--
-		q.alive, q.cause, q.deathDay, q.nightDeath = true, "", 0, false
+		q.alive, q.revived, q.cause, q.deathDay, q.nightDeath = true, true, "", 0, false
 		g.publish(w, world.Event{Type: "revive", Agent: q.id, Data: map[string]any{"player": q.id, "role": q.role,
 			"text": fmt.Sprintf("%s has been resurrected by a Retributionist! They are the %s.", q.label(), q.role)}})
 	}

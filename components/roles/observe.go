@@ -179,6 +179,8 @@ func (g *Game) visibleRole(vi, i int) string {
 		return p.role
 	case p.revealed:
 		return "Mayor"
+	case p.revived:
+		return p.role
 	case v.faction() == Mafia && p.faction() == Mafia:
 		return p.role
 	case v.role == Vampire && p.role == Vampire:

@@ -74,6 +74,7 @@ type player struct {
 	cleanedBy  int
 	forged     bool
 	revealed   bool // a revealed Mayor
+	revived    bool // revived by a Retributionist: the role stays public
 	won        bool // a Jester lynched, an Executioner whose target was lynched
 	bullets    int
 	vests      int // a Survivor's vests, a Bodyguard's one self-vest
@@ -623,7 +624,7 @@ func (g *Game) KnowsRole(viewer, subject string) bool {
 	}
 	v, s := g.players[vi], g.players[si]
 	switch {
-	case vi == si, g.phase == PhaseOver, !s.alive && !s.cleaned, s.revealed, v.faction() == Mafia && s.faction() == Mafia,
+	case vi == si, g.phase == PhaseOver, !s.alive && !s.cleaned, s.revealed, s.revived, v.faction() == Mafia && s.faction() == Mafia,
 		v.role == Vampire && s.role == Vampire:
 		return true
 	}
@@ -680,6 +681,7 @@ func (g *Game) Hash(h *world.Hasher) {
 		h.Bool(p.cleaned)
 		h.Bool(p.forged)
 		h.Bool(p.revealed)
+		h.Bool(p.revived)
 		h.Bool(p.won)
 		h.Int(p.bullets + 10*p.vests + 100*p.cleans + 1000*p.forges + 10000*p.selfHeals)
 		h.Int(p.alerts + 10*p.executions + 100*p.revives + 1000*p.silenced)
