@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -220,4 +221,49 @@ func TestRolesPlayerDecisions(t *testing.T) {
 	d = b.Decide(ctx, rolesObs(world.Section{"you": you, "phase": "judgement", "day": 2.0, "players": players, "night_results": res, "defendant": "agent_003"}))
 	require.Equal(t, world.Decision{Tool: "vote", Params: map[string]any{"verdict": "guilty"}, Reasoning: "judge"}, d)
 	require.True(t, strings.HasPrefix(fmt.Sprint(d.Params), "map["))
+}
+
+// Whole games of roles_player bots finish with a winner for every setup list
+// over several seeds, and every classic role is played in some game.
+func TestRoleGamesFinishForEverySetupList(t *testing.T) {
+	raw, err := os.ReadFile("../scenarios/builtin/role_game.json")
+	require.NoError(t, err)
+	dealt := map[string]bool{}
+	for _, list := range roles.SetupLists() {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(raw, &m))
+		comp := m["components"].([]any)[0].(map[string]any)
+		comp["config"].(map[string]any)["setup_list"] = list
+		data, err := json.Marshal(m)
+		require.NoError(t, err)
+		sc, err := scenarios.Parse("role_game.json", data)
+		require.NoError(t, err)
+		winners := map[string]int{}
+		for seed := uint64(1); seed <= 8; seed++ {
+			w, err := sc.NewWorld(scenarios.Options{Seed: seed, Agents: 15})
+			require.NoError(t, err)
+			g := w.Component("roles").(*roles.Game)
+			ctrls := engine.Controllers{}
+			for _, a := range w.Agents() {
+				b, err := bots.New("roles_player", bots.Info{AgentID: a.ID, Seed: seed})
+				require.NoError(t, err)
+				ctrls[a.ID] = b
+				dealt[g.Role(a.ID)] = true
+			}
+			r := &engine.Runner{World: w, Controllers: ctrls, MaxTicks: sc.TimeLimit()}
+			res, err := r.Run(context.Background())
+			require.NoError(t, err)
+			require.True(t, g.Over(), "%s seed %d: the game ends", list, seed)
+			require.NotEmpty(t, g.Winner())
+			require.True(t, res.Passed)
+			winners[g.Winner()]++
+		}
+		t.Logf("%s: winners %v", list, winners)
+		require.Less(t, winners[roles.Draw], 4, "%s: mostly decided games", list)
+	}
+	for _, c := range roles.Cards() {
+		if c.Name != "Vampire Hunter" { // dealt only beside a rare Vampire; its play is in the rules tests
+			require.True(t, dealt[c.Name], "no game dealt the %s", c.Name)
+		}
+	}
 }
