@@ -239,10 +239,23 @@ func (g *Game) observeRole(v *player, vi int, sec world.Section, b *strings.Buil
 		sec["blackmailed"] = true
 		b.WriteString("You are blackmailed today: you cannot speak or whisper.\n")
 	}
-	charges := map[string]int{"Vigilante": v.bullets, "Survivor": v.vests, "Bodyguard": v.vests, "Janitor": v.cleans,
-		"Forger": v.forges, "Veteran": v.alerts, "Jailor": v.executions, "Retributionist": v.revives, "Doctor": v.selfHeals}
-	if n, ok := charges[v.role]; ok {
-		sec["charges"] = n
+	switch v.role {
+	case "Vigilante":
+		sec["charges"] = v.bullets
+	case "Survivor", "Bodyguard":
+		sec["charges"] = v.vests
+	case "Janitor":
+		sec["charges"] = v.cleans
+	case "Forger":
+		sec["charges"] = v.forges
+	case "Veteran":
+		sec["charges"] = v.alerts
+	case "Jailor":
+		sec["charges"] = v.executions
+	case "Retributionist":
+		sec["charges"] = v.revives
+	case "Doctor":
+		sec["charges"] = v.selfHeals
 	}
 	if v.role == "Werewolf" {
 		sec["full_moon"] = g.day%2 == 0
