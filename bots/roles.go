@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/arena-sim/arena/components/roles"
 	"github.com/arena-sim/arena/world"
 )
 
@@ -27,7 +28,13 @@ import (
 //   - judgement: votes guilty on suspects, innocent on cleared players and on
 //     fellow Mafia, and otherwise guilty more often than not;
 //   - night: uses its role's ability (the Godfather names the kill in Mafia
-//     chat and the Mafioso, Janitor and Forger follow it).
+//     chat and the Mafioso, Janitor and Forger follow it; the Vampires name a
+//     bite in Vampire chat); a Jailor jails its top suspect by day and
+//     executes a suspect; a Veteran alerts now and then; an Arsonist douses
+//     two players, then ignites; a Werewolf rampages on full moons; an
+//     Amnesiac remembers a dead role; a Retributionist revives a dead Town
+//     member; a lynched Jester haunts a guilty voter; a dead Medium holds a
+//     seance.
 //
 // Its choices depend only on its observations and its seed.
 type RolesPlayer struct {
@@ -44,18 +51,41 @@ type RolesPlayer struct {
 	vests       int
 	healedSelf  bool
 	lastPlan    map[int]string // night → the Godfather's kill, from Mafia chat
+	bitePlan    map[int]string // night → the Vampires' bite, from Vampire chat
+	doused      map[string]bool
+	jailNight   int // the night this Jailor spoke in the jail
 }
 
 // NewRolesPlayer creates a roles_player bot.
 func NewRolesPlayer(info Info) *RolesPlayer {
 	return &RolesPlayer{info: info, rng: botRand(info), seen: map[string]bool{}, accused: map[string]float64{},
-		claimsInv: map[string]bool{}, investigate: map[string]bool{}, vests: 4, lastPlan: map[int]string{}}
+		claimsInv: map[string]bool{}, investigate: map[string]bool{}, vests: 4, lastPlan: map[int]string{},
+		bitePlan: map[int]string{}, doused: map[string]bool{}}
 }
 
-var mafiaRoles = []string{"Godfather", "Mafioso", "Consigliere", "Framer", "Janitor", "Forger"}
+// factionOf is a role's faction from the role game's data store.
+func factionOf(role string) string {
+	c, _ := roles.Lookup(role)
+	return c.Faction
+}
+
+// evilRole reports whether the Town wants a role lynched: the Mafia, the
+// Neutral Killing roles, the Vampire and the Witch.
+func evilRole(role string) bool {
+	c, _ := roles.Lookup(role)
+	return c.Faction == roles.Mafia || c.Alignment == "Neutral Killing" || role == roles.Vampire || role == "Witch"
+}
 
 type rolesView struct {
 	me, role, phase string
+	faction         string
+	prisoner        string // the Jailor's prisoner
+	jailed          bool
+	haunt           []string // a lynched Jester's choices
+	seanceUsed      bool
+	charges         int
+	blackmailed     bool
+	dead            []string // dead players whose role is known, in seat order
 	day             int
 	alive           bool
 	living          []string // living players other than me, in seat order
@@ -79,6 +109,18 @@ func readRoles(obs *world.Observation) (*rolesView, bool) {
 		roleOf: map[string]string{}, revealed: map[string]bool{}, team: map[string]bool{}, noms: map[string]float64{},
 		target: StrOf(sec["target"]), defendant: StrOf(sec["defendant"]), will: StrOf(you["will"])}
 	v.alive, _ = you["alive"].(bool)
+	v.faction = StrOf(you["faction"])
+	if v.faction == "" {
+		v.faction = factionOf(v.role)
+	}
+	v.prisoner = StrOf(sec["prisoner"])
+	v.jailed, _ = sec["jailed"].(bool)
+	v.seanceUsed, _ = sec["seance_used"].(bool)
+	v.charges = int(NumOf(sec["charges"]))
+	v.blackmailed, _ = sec["blackmailed"].(bool)
+	for _, h := range ListOf(sec["haunt"]) {
+		v.haunt = append(v.haunt, StrOf(h))
+	}
 	for _, e := range ListOf(sec["players"]) {
 		p := MapOf(e)
 		id := StrOf(p["id"])
@@ -88,8 +130,12 @@ func readRoles(obs *world.Observation) (*rolesView, bool) {
 		if rv, _ := p["revealed"].(bool); rv {
 			v.revealed[id] = true
 		}
-		if al, _ := p["alive"].(bool); al && id != v.me {
+		al, _ := p["alive"].(bool)
+		if al && id != v.me {
 			v.living = append(v.living, id)
+		}
+		if !al && StrOf(p["role"]) != "" && id != v.me {
+			v.dead = append(v.dead, id)
 		}
 	}
 	for _, e := range ListOf(sec["team"]) {
@@ -104,7 +150,10 @@ func readRoles(obs *world.Observation) (*rolesView, bool) {
 	return v, true
 }
 
-func (v *rolesView) mafia() bool { return slices.Contains(mafiaRoles, v.role) }
+func (v *rolesView) mafia() bool { return v.faction == roles.Mafia }
+
+// town reports whether the bot plays for the Town.
+func (v *rolesView) town() bool { return v.faction == roles.Town }
 
 // suspicion scores a player from this bot's own results and the public
 // accusations; below 0 means cleared.
@@ -122,17 +171,23 @@ func (b *RolesPlayer) suspicion(v *rolesView) map[string]float64 {
 		case strings.Contains(r, "seems innocent"):
 			s[id] -= 20
 		case strings.Contains(r, "could be a"):
-			evil := false
-			for _, m := range append(slices.Clone(mafiaRoles), "Serial Killer", "Witch") {
-				if strings.Contains(r, m) {
-					evil = true
+			// The group's evil roles against its Town roles.
+			_, group, _ := strings.Cut(r, "could be a ")
+			for _, name := range strings.FieldsFunc(strings.TrimSuffix(group, "."), func(c rune) bool { return c == ',' }) {
+				name = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(name), "or "))
+				for _, part := range strings.Split(name, " or ") {
+					switch {
+					case evilRole(part):
+						s[id] += 3
+					case factionOf(part) == roles.Town:
+						s[id] -= 3
+					}
 				}
 			}
-			if evil {
-				s[id] += 5
-			} else {
-				s[id] -= 3
-			}
+		case strings.Contains(r, "is not a Vampire"):
+			s[id] -= 1
+		case strings.Contains(r, "is a Vampire"):
+			s[id] += 10
 		}
 	}
 	for id := range v.revealed {
@@ -158,7 +213,16 @@ func (b *RolesPlayer) readChat(obs *world.Observation) {
 	sec := SectionOf(obs, "roles")
 	for _, e := range ListOf(sec["chat"]) {
 		m := MapOf(e)
-		if ch := StrOf(m["channel"]); ch != "public" && ch != "mafia" {
+		ch := StrOf(m["channel"])
+		if ch == "vampire" {
+			if f := strings.Fields(StrOf(m["text"])); len(f) >= 3 && f[0] == "vampire-chat:" && f[1] == "bite" {
+				if day := int(NumOf(m["day"])); b.bitePlan[day] == "" {
+					b.bitePlan[day] = f[2]
+				}
+			}
+			continue
+		}
+		if ch != "public" && ch != "mafia" {
 			continue
 		}
 		from, text := StrOf(m["from"]), StrOf(m["text"])
@@ -225,6 +289,15 @@ func (b *RolesPlayer) Decide(_ context.Context, obs *world.Observation) world.De
 	if !ok || !obs.Alive {
 		return world.Idle("no role game here")
 	}
+	if v.phase != "game_over" && !v.alive {
+		switch {
+		case v.phase == "night" && len(v.haunt) > 0:
+			return rolesAct("night_action", map[string]any{"target": b.pick(v.haunt)}, "haunt a guilty voter")
+		case v.role == "Medium" && !v.seanceUsed && v.phase != "night" && len(v.living) > 0 && b.spokeDay != v.day:
+			b.spokeDay = v.day
+			return rolesAct("seance", map[string]any{"player": b.pick(v.living)}, "hold my seance")
+		}
+	}
 	if v.phase == "game_over" || !v.alive {
 		return world.Idle("the game is over for me")
 	}
@@ -239,11 +312,14 @@ func (b *RolesPlayer) Decide(_ context.Context, obs *world.Observation) world.De
 		if v.role == "Mayor" && v.day >= 2 && !v.revealed[v.me] {
 			return rolesAct("reveal", nil, "reveal as Mayor")
 		}
-		if b.spokeDay != v.day {
+		if b.spokeDay != v.day && !v.blackmailed {
 			b.spokeDay = v.day
 			return rolesAct("speak", map[string]any{"text": b.speech(v, susp, others)}, "share my view")
 		}
-		if b.whisperDay != v.day && v.day >= 2 && len(v.living) > 0 && b.rng.IntN(3) == 0 {
+		if v.role == "Jailor" && v.prisoner == "" && len(v.living) > 0 {
+			return rolesAct("jail", map[string]any{"player": b.jailee(v, susp)}, "jail a suspect for the night")
+		}
+		if b.whisperDay != v.day && !v.blackmailed && v.day >= 2 && len(v.living) > 0 && b.rng.IntN(3) == 0 {
 			b.whisperDay = v.day
 			to := b.pick(v.living)
 			return rolesAct("whisper", map[string]any{"to": to, "text": fmt.Sprintf("whisper#%s#%d: keep an eye on the quiet ones.", v.me, v.day)}, "whisper")
@@ -253,7 +329,7 @@ func (b *RolesPlayer) Decide(_ context.Context, obs *world.Observation) world.De
 			return rolesAct("nominate", map[string]any{"player": t}, "nominate a suspect")
 		}
 	case "defense", "last_words":
-		if v.defendant == v.me {
+		if v.defendant == v.me && !v.blackmailed {
 			return rolesAct("speak", map[string]any{"text": fmt.Sprintf("I am innocent! %s", b.claim(v))}, "defend myself")
 		}
 	case "judgement":
@@ -270,9 +346,7 @@ func (b *RolesPlayer) Decide(_ context.Context, obs *world.Observation) world.De
 // for everyone else.
 func (b *RolesPlayer) claim(v *rolesView) string {
 	r := v.role
-	card := map[string]bool{"Investigator": true, "Sheriff": true, "Lookout": true, "Doctor": true, "Bodyguard": true,
-		"Vigilante": true, "Escort": true, "Mayor": true, "Medium": true}
-	if !card[r] {
+	if !v.town() {
 		r = []string{"Medium", "Escort", "Lookout", "Doctor"}[len(v.me)%4]
 	}
 	return fmt.Sprintf("I claim %s.", r)
@@ -280,7 +354,7 @@ func (b *RolesPlayer) claim(v *rolesView) string {
 
 func (b *RolesPlayer) desiredWill(v *rolesView) string {
 	w := b.claim(v)
-	if !v.mafia() && !slices.Contains([]string{"Jester", "Executioner", "Serial Killer", "Witch", "Survivor"}, v.role) {
+	if v.town() {
 		for i, r := range v.results {
 			if i >= len(v.results)-4 {
 				w += " " + r
@@ -291,15 +365,14 @@ func (b *RolesPlayer) desiredWill(v *rolesView) string {
 }
 
 func (b *RolesPlayer) speech(v *rolesView, susp map[string]float64, others []string) string {
-	town := !v.mafia() && !slices.Contains([]string{"Jester", "Executioner", "Serial Killer", "Witch"}, v.role)
-	if town {
+	if v.town() || v.role == "Survivor" || v.role == "Amnesiac" {
 		top, best := "", 0.0
 		for _, id := range v.living {
 			if susp[id] > best {
 				top, best = id, susp[id]
 			}
 		}
-		if top != "" && best >= 5 && slices.Contains([]string{"Sheriff", "Investigator", "Lookout"}, v.role) {
+		if top != "" && best >= 5 && slices.Contains([]string{"Sheriff", "Investigator", "Lookout", "Spy", "Vampire Hunter"}, v.role) {
 			return fmt.Sprintf("I am the %s. %s is suspicious!", v.role, top)
 		}
 		return "I have nothing solid yet. " + b.claim(v)
@@ -354,7 +427,7 @@ func (b *RolesPlayer) verdict(v *rolesView, susp map[string]float64) string {
 	switch {
 	case v.team[d]:
 		return "innocent"
-	case v.mafia(), v.role == "Jester", v.role == "Serial Killer", v.role == "Witch":
+	case !v.town() && v.role != "Survivor" && v.role != "Amnesiac":
 		return "guilty"
 	case v.role == "Executioner" && d == v.target:
 		return "guilty"
@@ -373,15 +446,33 @@ func (b *RolesPlayer) night(v *rolesView, susp map[string]float64, others []stri
 	target := func(t string) world.Decision {
 		return rolesAct("night_action", map[string]any{"target": t}, "use my ability")
 	}
-	if len(v.living) == 0 {
-		return world.Idle("no one left")
+	if len(v.living) == 0 || v.jailed {
+		return world.Idle("nothing I can do tonight")
 	}
-	// The Mafia's plan, from Mafia chat.
-	plan := ""
-	if v.mafia() {
-		if b.killNight == v.day {
-			plan = b.killTarget
+	// top is the most suspicious of ids above a threshold, or "".
+	top := func(ids []string, above float64) string {
+		t, best := "", above
+		for _, id := range ids {
+			if susp[id] > best {
+				t, best = id, susp[id]
+			}
 		}
+		return t
+	}
+	// fresh prefers the players this bot has not targeted yet.
+	fresh := func(ids []string) string {
+		var f []string
+		for _, id := range ids {
+			if !b.investigate[id] && v.roleOf[id] == "" {
+				f = append(f, id)
+			}
+		}
+		if len(f) == 0 {
+			f = ids
+		}
+		t := b.pick(f)
+		b.investigate[t] = true
+		return t
 	}
 	switch v.role {
 	case "Godfather":
@@ -399,8 +490,8 @@ func (b *RolesPlayer) night(v *rolesView, susp map[string]float64, others []stri
 			b.killTarget, b.killNight = b.pick(inv), v.day
 			return rolesAct("speak", map[string]any{"text": fmt.Sprintf("mafia-chat: we kill %s tonight.", b.killTarget)}, "order the kill")
 		}
-		if plan != "" && slices.Contains(others, plan) {
-			return target(plan)
+		if slices.Contains(others, b.killTarget) {
+			return target(b.killTarget)
 		}
 	case "Mafioso", "Janitor", "Forger":
 		t := b.mafiaPlan(v)
@@ -411,35 +502,28 @@ func (b *RolesPlayer) night(v *rolesView, susp map[string]float64, others []stri
 			t = b.pick(others)
 		}
 		if v.role == "Forger" {
+			if v.charges <= 0 {
+				return world.Idle("no forgeries left")
+			}
 			return rolesAct("night_action", map[string]any{"target": t, "text": "I claim Medium. I trust everyone."}, "forge")
 		}
 		return target(t)
-	case "Framer", "Consigliere":
-		var fresh []string
-		for _, id := range others {
-			if !b.investigate[id] {
-				fresh = append(fresh, id)
+	case "Framer", "Consigliere", "Blackmailer", "Consort":
+		if len(others) > 0 {
+			return target(fresh(others))
+		}
+	case "Disguiser":
+		if len(others) > 0 {
+			mates := []string{v.me}
+			for _, id := range v.living {
+				if v.team[id] {
+					mates = append(mates, id)
+				}
 			}
+			return rolesAct("night_action", map[string]any{"target": b.pick(mates), "target2": b.pick(others)}, "disguise")
 		}
-		if len(fresh) == 0 {
-			fresh = others
-		}
-		t := b.pick(fresh)
-		b.investigate[t] = true
-		return target(t)
-	case "Sheriff", "Investigator":
-		var fresh []string
-		for _, id := range v.living {
-			if !b.investigate[id] && v.roleOf[id] == "" {
-				fresh = append(fresh, id)
-			}
-		}
-		if len(fresh) == 0 {
-			fresh = v.living
-		}
-		t := b.pick(fresh)
-		b.investigate[t] = true
-		return target(t)
+	case "Sheriff", "Investigator", "Spy", "Vampire Hunter":
+		return target(fresh(v.living))
 	case "Lookout", "Doctor", "Bodyguard":
 		var inv []string
 		for _, id := range v.living {
@@ -450,34 +534,80 @@ func (b *RolesPlayer) night(v *rolesView, susp map[string]float64, others []stri
 		if len(inv) == 0 || b.rng.IntN(2) == 0 {
 			inv = v.living
 		}
-		if v.role == "Doctor" && !b.healedSelf && b.rng.IntN(4) == 0 {
+		if v.role == "Doctor" && !b.healedSelf && v.charges > 0 && b.rng.IntN(4) == 0 {
 			b.healedSelf = true
 			return target(v.me)
 		}
 		return target(b.pick(inv))
 	case "Escort":
-		top, best := "", 0.0
-		for _, id := range v.living {
-			if susp[id] > best {
-				top, best = id, susp[id]
-			}
+		t := top(v.living, 0)
+		if t == "" {
+			t = b.pick(v.living)
 		}
-		if top == "" {
-			top = b.pick(v.living)
+		return target(t)
+	case "Transporter":
+		if len(v.living) >= 2 {
+			x := b.pick(v.living)
+			return rolesAct("night_action", map[string]any{"target": v.me, "target2": x}, "transport")
 		}
-		return target(top)
 	case "Vigilante":
-		top, best := "", 4.0
-		for _, id := range v.living {
-			if susp[id] > best {
-				top, best = id, susp[id]
+		if t := top(v.living, 4); t != "" && v.day >= 2 {
+			return target(t)
+		}
+	case "Jailor":
+		if v.prisoner != "" && b.jailNight != v.day {
+			b.jailNight = v.day
+			return rolesAct("speak", map[string]any{"text": "jail-chat: tell me your role."}, "question my prisoner")
+		}
+		if v.prisoner != "" && v.day >= 2 && susp[v.prisoner] >= 5 {
+			return target(v.prisoner)
+		}
+	case "Veteran":
+		if v.day >= 2 && v.charges > 0 && b.rng.IntN(3) == 0 {
+			return target(v.me)
+		}
+	case "Retributionist":
+		for _, id := range v.dead {
+			if factionOf(v.roleOf[id]) == roles.Town && v.charges > 0 {
+				return target(id)
 			}
 		}
-		if top != "" && v.day >= 2 {
-			return target(top)
+	case "Amnesiac":
+		for _, id := range v.dead {
+			if c, _ := roles.Lookup(v.roleOf[id]); !c.Unique && c.Name != roles.Vampire {
+				return target(id)
+			}
 		}
 	case "Serial Killer":
 		return target(b.pick(v.living))
+	case "Werewolf":
+		if v.day%2 == 0 {
+			return target(b.pick(append(slices.Clone(v.living), v.me)))
+		}
+	case "Arsonist":
+		n := 0
+		for id := range b.doused {
+			if slices.Contains(v.living, id) {
+				n++
+			}
+		}
+		if n >= 2 {
+			clear(b.doused)
+			return target(v.me)
+		}
+		t := b.pick(v.living)
+		b.doused[t] = true
+		return target(t)
+	case roles.Vampire:
+		if b.killNight != v.day {
+			b.killNight = v.day
+			if t := b.pick(others); t != "" {
+				return rolesAct("speak", map[string]any{"text": fmt.Sprintf("vampire-chat: bite %s tonight.", t)}, "name a bite")
+			}
+		}
+		if t := b.bitePlan[v.day]; slices.Contains(others, t) {
+			return target(t)
+		}
 	case "Witch":
 		if len(v.living) >= 2 {
 			x := b.pick(v.living)
@@ -491,6 +621,25 @@ func (b *RolesPlayer) night(v *rolesView, susp map[string]float64, others []stri
 		}
 	}
 	return world.Idle("nothing to do tonight")
+}
+
+// jailee is whom a Jailor jails: its top suspect, or a claimed investigator's
+// pick of nobody, a random living player who is not a revealed Mayor.
+func (b *RolesPlayer) jailee(v *rolesView, susp map[string]float64) string {
+	cands := slices.DeleteFunc(slices.Clone(v.living), func(id string) bool { return v.revealed[id] })
+	if len(cands) == 0 {
+		cands = v.living
+	}
+	t, best := "", 2.0
+	for _, id := range cands {
+		if susp[id] > best {
+			t, best = id, susp[id]
+		}
+	}
+	if t == "" {
+		t = b.pick(cands)
+	}
+	return t
 }
 
 // mafiaPlan reads tonight's kill from Mafia chat.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -17,7 +18,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var mafiaRoleNames = []string{"Godfather", "Mafioso", "Consigliere", "Framer", "Janitor", "Forger"}
+// isMafia reports whether a role belongs to the Mafia.
+func isMafia(role string) bool {
+	c, _ := roles.Lookup(role)
+	return c.Faction == roles.Mafia
+}
 
 // leakScanner wraps each bot and scans every observation it is given for
 // secrets the agent should not see.
@@ -51,13 +56,17 @@ func (s *leakScanner) scan(obs *world.Observation) {
 	require.NoError(t, err)
 	js := string(raw)
 	// Whispers and Mafia chat.
+	// Spies and Blackmailers read every whisper.
 	for _, w := range *s.whispers {
-		if v != w.from && v != w.to {
+		if v != w.from && v != w.to && g.Role(v) != "Spy" && g.Role(v) != "Blackmailer" {
 			require.NotContains(t, js, w.token, "%s sees a whisper from %s to %s", v, w.from, w.to)
 		}
 	}
-	if !slices.Contains(mafiaRoleNames, g.Role(v)) {
+	if !isMafia(g.Role(v)) {
 		require.NotContains(t, js, "mafia-chat:", "%s (%s) sees Mafia chat", v, g.Role(v))
+	}
+	if g.Role(v) != roles.Vampire {
+		require.NotContains(t, js, "vampire-chat:", "%s (%s) sees Vampire chat", v, g.Role(v))
 	}
 	// Private results (night results, investigations, role notices) are only
 	// for their owner.
@@ -123,8 +132,8 @@ func (s *leakScanner) scan(obs *world.Observation) {
 			}
 		}
 	}
-	if !slices.Contains(mafiaRoleNames, g.Role(v)) {
-		require.Nil(t, sec["team"], "%s sees a Mafia team", v)
+	if !isMafia(g.Role(v)) && g.Role(v) != roles.Vampire {
+		require.Nil(t, sec["team"], "%s sees a team", v)
 	}
 }
 
@@ -212,4 +221,49 @@ func TestRolesPlayerDecisions(t *testing.T) {
 	d = b.Decide(ctx, rolesObs(world.Section{"you": you, "phase": "judgement", "day": 2.0, "players": players, "night_results": res, "defendant": "agent_003"}))
 	require.Equal(t, world.Decision{Tool: "vote", Params: map[string]any{"verdict": "guilty"}, Reasoning: "judge"}, d)
 	require.True(t, strings.HasPrefix(fmt.Sprint(d.Params), "map["))
+}
+
+// Whole games of roles_player bots finish with a winner for every setup list
+// over several seeds, and every classic role is played in some game.
+func TestRoleGamesFinishForEverySetupList(t *testing.T) {
+	raw, err := os.ReadFile("../scenarios/builtin/role_game.json")
+	require.NoError(t, err)
+	dealt := map[string]bool{}
+	for _, list := range roles.SetupLists() {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(raw, &m))
+		comp := m["components"].([]any)[0].(map[string]any)
+		comp["config"].(map[string]any)["setup_list"] = list
+		data, err := json.Marshal(m)
+		require.NoError(t, err)
+		sc, err := scenarios.Parse("role_game.json", data)
+		require.NoError(t, err)
+		winners := map[string]int{}
+		for seed := uint64(1); seed <= 8; seed++ {
+			w, err := sc.NewWorld(scenarios.Options{Seed: seed, Agents: 15})
+			require.NoError(t, err)
+			g := w.Component("roles").(*roles.Game)
+			ctrls := engine.Controllers{}
+			for _, a := range w.Agents() {
+				b, err := bots.New("roles_player", bots.Info{AgentID: a.ID, Seed: seed})
+				require.NoError(t, err)
+				ctrls[a.ID] = b
+				dealt[g.Role(a.ID)] = true
+			}
+			r := &engine.Runner{World: w, Controllers: ctrls, MaxTicks: sc.TimeLimit()}
+			res, err := r.Run(context.Background())
+			require.NoError(t, err)
+			require.True(t, g.Over(), "%s seed %d: the game ends", list, seed)
+			require.NotEmpty(t, g.Winner())
+			require.True(t, res.Passed)
+			winners[g.Winner()]++
+		}
+		t.Logf("%s: winners %v", list, winners)
+		require.Less(t, winners[roles.Draw], 4, "%s: mostly decided games", list)
+	}
+	for _, c := range roles.Cards() {
+		if c.Name != "Vampire Hunter" { // dealt only beside a rare Vampire; its play is in the rules tests
+			require.True(t, dealt[c.Name], "no game dealt the %s", c.Name)
+		}
+	}
 }

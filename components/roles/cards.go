@@ -26,7 +26,9 @@ type Card struct {
 	Unique          bool     `json:"unique"`
 	RoleblockImmune bool     `json:"roleblock_immune,omitempty"`
 	DetectionImmune bool     `json:"detection_immune,omitempty"`
-	NightAction     string   `json:"night_action,omitempty"` // what night_action does; "" for none
+	ControlImmune   bool     `json:"control_immune,omitempty"` // a Witch cannot control it
+	DayAction       string   `json:"day_action,omitempty"`     // the role's day tool (jail, reveal, seance); "" for none
+	NightAction     string   `json:"night_action,omitempty"`   // what night_action does; "" for none
 	Goal            string   `json:"goal"`
 }
 
@@ -34,7 +36,7 @@ var (
 	cards      []Card
 	cardByName map[string]*Card
 	cardNames  []string
-	invGroups  map[string][][]string
+	invGroups  [][]string
 )
 
 func init() {
@@ -57,6 +59,30 @@ func init() {
 	if err := json.Unmarshal(raw, &invGroups); err != nil {
 		panic(fmt.Sprintf("roles: data/investigator.json: %v", err))
 	}
+	if err := checkStore(); err != nil {
+		panic(err)
+	}
+}
+
+// checkStore checks the data store: every role in an investigator group
+// exists, every role is in exactly one group, and every category and setup
+// names only roles of the store.
+func checkStore() error {
+	seen := map[string]int{}
+	for i, g := range invGroups {
+		for _, r := range g {
+			if _, ok := cardByName[r]; !ok {
+				return fmt.Errorf("roles: investigator group %d names %q, which is not in the data store", i+1, r)
+			}
+			seen[r]++
+		}
+	}
+	for _, c := range cards {
+		if seen[c.Name] != 1 {
+			return fmt.Errorf("roles: %s is in %d investigator groups, want exactly 1", c.Name, seen[c.Name])
+		}
+	}
+	return checkSetups()
 }
 
 // Cards returns every role card of the data store.
@@ -100,20 +126,18 @@ func ClosestNames(name string, n int) []string {
 	return out
 }
 
-// InvestigatorGroups returns the investigator result groups of a mode,
-// "classic" or "coven".
-func InvestigatorGroups(mode string) [][]string {
-	g := invGroups[mode]
-	out := make([][]string, len(g))
-	for i := range g {
-		out[i] = slices.Clone(g[i])
+// InvestigatorGroups returns the classic investigator result groups.
+func InvestigatorGroups() [][]string {
+	out := make([][]string, len(invGroups))
+	for i := range invGroups {
+		out[i] = slices.Clone(invGroups[i])
 	}
 	return out
 }
 
 // groupOf returns the investigator group holding a role, or just the role.
-func groupOf(mode, role string) []string {
-	for _, g := range invGroups[mode] {
+func groupOf(role string) []string {
+	for _, g := range invGroups {
 		if slices.Contains(g, role) {
 			return g
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // Config is the role game's scenario config. Every field is optional.
@@ -21,8 +22,13 @@ type Config struct {
 	MaxDays int `json:"max_days"`
 	// MayorVotes is a revealed Mayor's vote weight [3].
 	MayorVotes int `json:"mayor_votes"`
-	// Investigator is the investigator result table: "classic" or "coven".
+	// Investigator is the investigator result table: "classic" (the only
+	// one; the coven table was removed with the coven roles it named).
 	Investigator string `json:"investigator"`
+	// SetupList is the role list roles are drawn from: "default" (7 to 15
+	// players), or the classic 15-player lists "classic", "ranked_practice"
+	// and "all_any" [default].
+	SetupList string `json:"setup_list"`
 	// Setup gives the roles in agent order instead of drawing them.
 	Setup []string `json:"setup,omitempty"`
 	// MaxWillLength bounds wills and forgeries, in characters [500].
@@ -34,7 +40,7 @@ type Config struct {
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
 	return Config{DiscussionTicks: 2, NominationTicks: 2, DefenseTicks: 1, JudgementTicks: 1, LastWordsTicks: 1,
-		NightTicks: 2, MaxTrials: 3, MaxDays: 30, MayorVotes: 3, Investigator: "classic",
+		NightTicks: 2, MaxTrials: 3, MaxDays: 30, MayorVotes: 3, Investigator: "classic", SetupList: "default",
 		MaxWillLength: 500, MaxSpeechLength: 300}
 }
 
@@ -63,8 +69,15 @@ func (c Config) validate() error {
 			return fmt.Errorf("config: %s must be from 1 to 10000, got %d", f.name, f.v)
 		}
 	}
-	if _, ok := invGroups[c.Investigator]; !ok {
-		return fmt.Errorf("config: investigator must be \"classic\" or \"coven\", got %q", c.Investigator)
+	switch c.Investigator {
+	case "classic":
+	case "coven":
+		return fmt.Errorf("config: investigator \"coven\" was removed: the game has no coven roles, so its groups would name roles that cannot be dealt; use \"classic\"")
+	default:
+		return fmt.Errorf("config: investigator must be \"classic\", got %q", c.Investigator)
+	}
+	if _, ok := setupLists[c.SetupList]; !ok {
+		return fmt.Errorf("config: setup_list must be one of %s, got %q", strings.Join(SetupLists(), ", "), c.SetupList)
 	}
 	for i, r := range c.Setup {
 		if _, ok := cardByName[r]; !ok {

@@ -102,15 +102,16 @@ func (g *Game) Observe(_ *world.World, agentID string) world.Section {
 		fmt.Fprintf(&b, "  %d. %s [%s]\n", p.num, p.id, strings.Join(tags, ", "))
 	}
 	sec["players"] = players
-	if v.faction() == Mafia {
+	if v.faction() == Mafia || v.role == Vampire {
 		var team []any
 		for _, p := range g.players {
-			if p.faction() == Mafia && p != v {
+			if p != v && ((v.faction() == Mafia && p.faction() == Mafia) || (v.role == Vampire && p.role == Vampire)) {
 				team = append(team, map[string]any{"id": p.id, "role": p.role, "alive": p.alive})
 			}
 		}
 		sec["team"] = team
 	}
+	g.observeRole(v, vi, sec, &b)
 	// Chat.
 	var chat []any
 	var lines []string
@@ -178,7 +179,11 @@ func (g *Game) visibleRole(vi, i int) string {
 		return p.role
 	case p.revealed:
 		return "Mayor"
+	case p.revived:
+		return p.role
 	case v.faction() == Mafia && p.faction() == Mafia:
+		return p.role
+	case v.role == Vampire && p.role == Vampire:
 		return p.role
 	}
 	return ""
@@ -202,4 +207,57 @@ func (g *Game) FormatEvent(e world.Event) (string, bool) {
 		return t, true
 	}
 	return "", false
+}
+
+// observeRole adds what a role's own abilities need: the Jailor's prisoner
+// (or that you are jailed), a lynched Jester's haunt choices, a dead Medium's
+// seance, the charges left, and whether tonight is a full moon.
+func (g *Game) observeRole(v *player, vi int, sec world.Section, b *strings.Builder) {
+	if g.prisoner >= 0 {
+		switch vi {
+		case g.prisoner:
+			sec["jailed"] = true
+			b.WriteString("You are in jail.\n")
+		case g.jailor():
+			sec["prisoner"] = g.players[g.prisoner].id
+			fmt.Fprintf(b, "Your prisoner: %s.\n", g.players[g.prisoner].id)
+		}
+	}
+	if v.hauntNight == g.day && len(v.haunt) > 0 {
+		var ids []any
+		for _, i := range v.haunt {
+			if g.players[i].alive {
+				ids = append(ids, g.players[i].id)
+			}
+		}
+		sec["haunt"] = ids
+	}
+	if v.role == "Medium" && !v.alive {
+		sec["seance_used"] = v.seanceUsed
+	}
+	if v.silenced == g.day && g.phase != PhaseNight {
+		sec["blackmailed"] = true
+		b.WriteString("You are blackmailed today: you cannot speak or whisper.\n")
+	}
+	switch v.role {
+	case "Vigilante":
+		sec["charges"] = v.bullets
+	case "Survivor", "Bodyguard":
+		sec["charges"] = v.vests
+	case "Janitor":
+		sec["charges"] = v.cleans
+	case "Forger":
+		sec["charges"] = v.forges
+	case "Veteran":
+		sec["charges"] = v.alerts
+	case "Jailor":
+		sec["charges"] = v.executions
+	case "Retributionist":
+		sec["charges"] = v.revives
+	case "Doctor":
+		sec["charges"] = v.selfHeals
+	}
+	if v.role == "Werewolf" {
+		sec["full_moon"] = g.day%2 == 0
+	}
 }

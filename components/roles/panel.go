@@ -166,7 +166,7 @@ func (g *Game) panelPlayers(p *world.Panel) {
 
 // marker tells spectators whether the players know a player's role.
 func (g *Game) marker(q *player) string {
-	if g.phase == PhaseOver || q.revealed || (!q.alive && !q.cleaned) {
+	if g.phase == PhaseOver || q.revealed || q.revived || (!q.alive && !q.cleaned) {
 		return "[public]"
 	}
 	return "[hidden]"

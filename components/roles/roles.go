@@ -35,6 +35,7 @@ const (
 	Town    = "Town"
 	Mafia   = "Mafia"
 	Neutral = "Neutral"
+	Vampire = "Vampire" // the Vampires' side (and the role)
 	Draw    = "Draw"
 )
 
@@ -58,6 +59,8 @@ type Game struct {
 	chat      []chatLine
 	winner    string // the winning faction or role, or Draw, once over
 	lastTally string
+	prisoner  int // the player jailed for tonight, -1 for none
+	vampSeq   int // vampires made so far; a vampire's age is its turn in this count
 }
 
 type player struct {
@@ -71,14 +74,26 @@ type player struct {
 	cleanedBy  int
 	forged     bool
 	revealed   bool // a revealed Mayor
+	revived    bool // revived by a Retributionist: the role stays public
 	won        bool // a Jester lynched, an Executioner whose target was lynched
 	bullets    int
-	vests      int
+	vests      int // a Survivor's vests, a Bodyguard's one self-vest
 	cleans     int
 	forges     int
 	selfHeals  int
+	alerts     int  // a Veteran's alerts
+	executions int  // a Jailor's executions
+	revives    int  // a Retributionist's revival
 	barrier    bool // the Witch's magic barrier
-	target     int  // an Executioner's target, -1 for none
+	doused     bool // doused by an Arsonist
+	guilt      bool // a Vigilante who killed a Town member dies the next night
+	silenced   int  // blackmailed: cannot speak on this day (0 for never)
+	vampAge    int  // a Vampire's turn among the vampires made, 1 for the first
+	seance     int  // a dead Medium's seance target for tonight, -1 for none
+	seanceUsed bool
+	haunt      []int // a lynched Jester's victims to choose from (guilty voters)
+	hauntNight int   // the night a lynched Jester haunts, 0 for none
+	target     int   // an Executioner's target, -1 for none
 	learned    map[int]string
 	results    []result
 	knowledge  []entry
@@ -142,26 +157,6 @@ func (g *Game) Name() string { return Name }
 // Config returns the config.
 func (g *Game) Config() Config { return g.cfg }
 
-// slots is the classic setup's role list, in order; a game of n players
-// takes the first n. Entries with a space-separated category are drawn.
-var slots = []string{
-	"Town Investigative", "Town Protective", "Godfather", "Town Investigative", "Mafioso", "Town Support",
-	"Neutral Evil", "Random Town", "Random Mafia", "Town Killing", "Neutral Killing", "Random Town",
-	"Random Neutral", "Random Town", "Random Mafia",
-}
-
-var categories = map[string][]string{
-	"Town Investigative": {"Investigator", "Sheriff", "Lookout"},
-	"Town Protective":    {"Doctor", "Bodyguard"},
-	"Town Killing":       {"Vigilante"},
-	"Town Support":       {"Escort", "Mayor", "Medium"},
-	"Random Town":        {"Investigator", "Sheriff", "Lookout", "Doctor", "Bodyguard", "Vigilante", "Escort", "Mayor", "Medium"},
-	"Random Mafia":       {"Consigliere", "Framer", "Janitor", "Forger"},
-	"Neutral Evil":       {"Jester", "Executioner", "Witch"},
-	"Neutral Killing":    {"Serial Killer"},
-	"Random Neutral":     {"Jester", "Executioner", "Survivor", "Witch", "Serial Killer"},
-}
-
 // Attach implements world.Component: it seats the world's agents (7 to 15)
 // and deals the roles.
 func (g *Game) Attach(w *world.World) error {
@@ -175,39 +170,32 @@ func (g *Game) Attach(w *world.World) error {
 	}
 	roles := slices.Clone(g.cfg.Setup)
 	if len(roles) == 0 {
-		roles = g.draw(len(agents))
+		var err error
+		if roles, err = g.draw(len(agents)); err != nil {
+			return err
+		}
 	}
 	g.idx = map[string]int{}
 	g.players = nil
+	g.prisoner, g.vampSeq = -1, 0
 	for i, a := range agents {
-		p := &player{id: a.ID, num: i + 1, role: roles[i], alive: true, target: -1, cleanedBy: -1, learned: map[int]string{}}
-		switch p.role {
-		case "Vigilante":
-			p.bullets = 3
-		case "Survivor":
-			p.vests = 4
-		case "Janitor":
-			p.cleans = 3
-		case "Forger":
-			p.forges = 2
-		case "Doctor":
-			p.selfHeals = 1
-		case "Witch":
-			p.barrier = true
-		}
+		p := &player{id: a.ID, num: i + 1, alive: true, target: -1, cleanedBy: -1, seance: -1, learned: map[int]string{}}
 		g.players = append(g.players, p)
 		g.idx[a.ID] = i
+		g.setRole(p, roles[i])
 	}
 	for _, p := range g.players {
 		if p.role == "Executioner" {
 			var town []int
 			for j, q := range g.players {
-				if q.faction() == Town && q.role != "Mayor" {
+				if q.faction() == Town && q.role != "Mayor" && q.role != "Jailor" {
 					town = append(town, j)
 				}
 			}
 			if len(town) > 0 {
 				p.target = town[g.rng.IntN(len(town))]
+			} else {
+				g.setRole(p, "Jester") // no one to hunt: a Jester from the start
 			}
 		}
 	}
@@ -218,39 +206,61 @@ func (g *Game) Attach(w *world.World) error {
 	for _, p := range g.players {
 		g.private(w, p, "role", fmt.Sprintf("You are the %s. Goal: %s", p.role, cardByName[p.role].Goal))
 	}
+	g.promote(w)
 	return nil
 }
 
-// draw deals n roles from the classic slots with the component's random stream.
-func (g *Game) draw(n int) []string {
-	out := make([]string, n)
-	used := map[string]bool{}
-	for i := 0; i < n; i++ {
-		s := slots[i]
-		pool, ok := categories[s]
-		if !ok {
-			out[i] = s
-			used[s] = true
-			continue
-		}
-		var cands []string
-		for _, r := range pool {
-			if !(cardByName[r].Unique && used[r]) {
-				cands = append(cands, r)
-			}
-		}
-		r := cands[g.rng.IntN(len(cands))]
-		out[i] = r
-		used[r] = true
+// setRole gives p a role with its starting charges.
+func (g *Game) setRole(p *player, role string) {
+	p.role = role
+	switch role {
+	case "Vigilante":
+		p.bullets = 3
+	case "Survivor":
+		p.vests = 4
+	case "Bodyguard":
+		p.vests = 1
+	case "Janitor":
+		p.cleans = 3
+	case "Forger":
+		p.forges = 2
+	case "Doctor":
+		p.selfHeals = 1
+	case "Witch":
+		p.barrier = true
+	case "Veteran":
+		p.alerts = 3
+	case "Jailor":
+		p.executions = 3
+	case "Retributionist":
+		p.revives = 1
+	case "Vampire":
+		g.vampSeq++
+		p.vampAge = g.vampSeq
 	}
-	// Shuffle the seats.
-	g.rng.Shuffle(n, func(i, j int) { out[i], out[j] = out[j], out[i] })
-	return out
 }
 
 func (p *player) card() *Card     { return cardByName[p.role] }
 func (p *player) faction() string { return cardByName[p.role].Faction }
-func (p *player) label() string   { return fmt.Sprintf("Player %d (%s)", p.num, p.id) }
+func (p *player) side() string    { return sideOf(p.role) }
+
+// sideOf is the side a role plays for, the one whose survival ends the game:
+// Town, Mafia, Vampire, or a Neutral Killing role on its own; "" for the
+// neutrals who win beside others (Survivor, Witch, Jester, Executioner,
+// Amnesiac).
+func sideOf(role string) string {
+	c := cardByName[role]
+	switch {
+	case c.Faction == Town || c.Faction == Mafia:
+		return c.Faction
+	case role == Vampire:
+		return Vampire
+	case c.Alignment == "Neutral Killing":
+		return role
+	}
+	return ""
+}
+func (p *player) label() string { return fmt.Sprintf("Player %d (%s)", p.num, p.id) }
 func (g *Game) living() (n int) {
 	for _, p := range g.players {
 		if p.alive {
@@ -308,8 +318,38 @@ func (g *Game) startPhase(w *world.World, ph string) {
 	case PhaseNight:
 		g.acts = map[int]*act{}
 		text = fmt.Sprintf("Night %d falls.", g.day)
+		if g.day%2 == 0 {
+			text = fmt.Sprintf("Night %d falls. There is a full moon out tonight.", g.day)
+		}
 	}
 	g.publish(w, world.Event{Type: "phase", Data: map[string]any{"phase": ph, "day": g.day, "text": text}})
+	if ph == PhaseNight {
+		g.dusk(w)
+	}
+}
+
+// dusk tells the Jailor's prisoner and a seance's contact what the night
+// holds for them.
+func (g *Game) dusk(w *world.World) {
+	if j := g.jailor(); g.prisoner >= 0 && (j < 0 || !g.players[g.prisoner].alive) {
+		g.prisoner = -1
+	}
+	if g.prisoner >= 0 {
+		q := g.players[g.prisoner]
+		g.private(w, q, "jailed", "You were hauled off to jail! You cannot act tonight, and you are safe from attacks. The Jailor may talk to you (speak) and may execute you.")
+		g.private(w, g.players[g.jailor()], "jail", fmt.Sprintf("You jailed %s. Talk to them with speak (anonymously); execute them with night_action on them.", q.id))
+	}
+	for _, p := range g.players {
+		if p.alive || p.role != "Medium" || p.seance < 0 {
+			continue
+		}
+		if q := g.players[p.seance]; q.alive {
+			p.seanceUsed = true
+			g.private(w, q, "seance", fmt.Sprintf("A dead Medium, %s, is speaking to you from the grave tonight (speak to answer).", p.id))
+		} else {
+			p.seance = -1
+		}
+	}
 }
 
 func (g *Game) publish(w *world.World, e world.Event) {
@@ -431,9 +471,20 @@ func (g *Game) judge(w *world.World) bool {
 func (g *Game) lynch(w *world.World) {
 	d := g.players[g.defendant]
 	g.defendant = -1
+	if d.role == "Jester" {
+		d.haunt, d.hauntNight = nil, g.day
+		for i, p := range g.players {
+			if p.alive && g.votes[i] == "guilty" {
+				d.haunt = append(d.haunt, i)
+			}
+		}
+	}
 	g.kill(w, d, "lynched by the Town")
 	if d.role == "Jester" {
 		d.won = true
+		if len(d.haunt) > 0 {
+			g.private(w, d, "haunt", "You were lynched: you have won! Tonight, haunt one of those who voted guilty (night_action).")
+		}
 	}
 	for _, p := range g.players {
 		if p.role == "Executioner" && p.target == d.num-1 && p.alive {
@@ -482,31 +533,22 @@ func (g *Game) checkWin(w *world.World) {
 	if g.phase == PhaseOver {
 		return
 	}
-	town, mafia, sk, witch := 0, 0, 0, 0
+	var alive []string // the sides with a living member, in seat order
+	witch := false
 	for _, p := range g.players {
 		if !p.alive {
 			continue
 		}
-		switch {
-		case p.faction() == Town:
-			town++
-		case p.faction() == Mafia:
-			mafia++
-		case p.role == "Serial Killer":
-			sk++
-		case p.role == "Witch":
-			witch++
+		if s := p.side(); s != "" && !slices.Contains(alive, s) {
+			alive = append(alive, s)
 		}
+		witch = witch || p.role == "Witch"
 	}
 	switch {
-	case town > 0 && mafia == 0 && sk == 0 && witch == 0:
-		g.finish(w, Town)
-	case mafia > 0 && town == 0 && sk == 0:
-		g.finish(w, Mafia)
-	case sk > 0 && town == 0 && mafia == 0:
-		g.finish(w, "Serial Killer")
-	case town == 0 && mafia == 0 && sk == 0:
+	case len(alive) == 0:
 		g.finish(w, Draw)
+	case len(alive) == 1 && !(alive[0] == Town && witch):
+		g.finish(w, alive[0])
 	}
 }
 
@@ -516,15 +558,8 @@ func (g *Game) finish(w *world.World, winner string) {
 	g.phase = PhaseOver
 	g.phaseSeq++
 	for _, p := range g.players {
-		switch {
-		case winner == Town || winner == Mafia:
-			if p.faction() == winner {
-				p.won = true
-			}
-		case winner == "Serial Killer":
-			if p.role == winner {
-				p.won = true
-			}
+		if winner != Draw && p.side() == winner {
+			p.won = true
 		}
 		if p.alive && (p.role == "Survivor" || (p.role == "Witch" && winner != Town)) {
 			p.won = true
@@ -592,7 +627,8 @@ func (g *Game) KnowsRole(viewer, subject string) bool {
 	}
 	v, s := g.players[vi], g.players[si]
 	switch {
-	case vi == si, g.phase == PhaseOver, !s.alive && !s.cleaned, s.revealed, v.faction() == Mafia && s.faction() == Mafia:
+	case vi == si, g.phase == PhaseOver, !s.alive && !s.cleaned, s.revealed, s.revived, v.faction() == Mafia && s.faction() == Mafia,
+		v.role == Vampire && s.role == Vampire:
 		return true
 	}
 	_, learned := v.learned[si]
@@ -638,6 +674,8 @@ func (g *Game) Hash(h *world.Hasher) {
 	h.Int(g.defendant)
 	h.Int(g.pending)
 	h.String(g.winner)
+	h.Int(g.prisoner)
+	h.Int(g.vampSeq)
 	for _, p := range g.players {
 		h.String(p.id)
 		h.String(p.role)
@@ -646,9 +684,18 @@ func (g *Game) Hash(h *world.Hasher) {
 		h.Bool(p.cleaned)
 		h.Bool(p.forged)
 		h.Bool(p.revealed)
+		h.Bool(p.revived)
 		h.Bool(p.won)
 		h.Int(p.bullets + 10*p.vests + 100*p.cleans + 1000*p.forges + 10000*p.selfHeals)
+		h.Int(p.alerts + 10*p.executions + 100*p.revives + 1000*p.silenced)
 		h.Bool(p.barrier)
+		h.Bool(p.doused)
+		h.Bool(p.guilt)
+		h.Bool(p.seanceUsed)
+		h.Int(p.seance)
+		h.Int(p.vampAge)
+		h.Int(p.hauntNight)
+		h.Int(len(p.haunt))
 		h.Int(p.target)
 		h.Int(len(p.results))
 		h.Int(len(p.knowledge))

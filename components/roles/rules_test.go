@@ -122,8 +122,9 @@ func TestNightResolutionOrder(t *testing.T) {
 	require.True(t, tb.p("p4").alive)
 	require.Contains(t, tb.results("p2"), "role blocked")
 	tb.night(map[string]string{"p7": "p6", "p6": "p5"})
-	require.False(t, tb.p("p5").alive, "the Serial Killer cannot be role blocked")
-	require.NotContains(t, tb.results("p6"), "role blocked")
+	require.True(t, tb.p("p5").alive, "a role blocked Serial Killer spares its target")
+	require.False(t, tb.p("p7").alive, "and kills its role blocker instead")
+	require.NotContains(t, tb.results("p6"), "You were role blocked")
 	// Investigations (4) run before kills (5): a Sheriff who dies tonight still gets the result.
 	tb.night(map[string]string{"p4": "p2", "p2": "p4"})
 	require.False(t, tb.p("p4").alive)
