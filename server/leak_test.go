@@ -446,7 +446,23 @@ func check(trs map[string]*transcript) []leak {
 		willShown := map[string]int{}
 		for _, m := range tr.msgs {
 			// The viewer's own private results: they name whom they concern.
-			own, said := map[string]bool{}, speechOf(m.body)
+			own, said, channels := map[string]bool{}, speechOf(m.body), channelsOf(m.body)
+			// A will is shown once per death, in its announcement: the
+			// same announcement in two observations is a will kept.
+			announced := map[string]bool{}
+			for _, e := range eventsOf(m.body) {
+				p, _ := e["agent"].(string)
+				text, _ := e["text"].(string)
+				if e["type"] != "death" || !strings.Contains(text, "WILL-"+p) {
+					continue
+				}
+				announced["WILL-"+p] = true
+				key := fmt.Sprintf("%s@%d", p, num(e["tick"]))
+				if first, ok := willShown[key]; ok && first != m.tick {
+					leaks = append(leaks, leak{b, m.tick, m.kind, fmt.Sprintf("%s's will shown again (first at tick %d)", p, first)})
+				}
+				willShown[key] = m.tick
+			}
 			for _, s := range privateTexts(m.body) {
 				own[s] = true
 				for _, x := range tt.ids {
@@ -463,12 +479,12 @@ func check(trs map[string]*transcript) []leak {
 						continue // the section's rendering of the viewer's check_will answers
 					}
 					for _, c := range canaryRe.FindAllStringSubmatch(line, -1) {
-						if l := tt.canary(b, m, path, c, willShown); l != "" {
+						if l := tt.canary(b, m, path, c, announced, channels); l != "" {
 							leaks = append(leaks, leak{b, m.tick, m.kind, l})
 						}
 					}
 				}
-				if own[s] || said[s] || isKnowledge(path) {
+				if own[s] || said[s] || isKnowledge(path) || m.kind == "welcome" && slices.Contains(path, "tools") {
 					return // the viewer's own results and query answers; players' words
 				}
 				for _, line := range strings.Split(s, "\n") {
@@ -496,7 +512,7 @@ func check(trs map[string]*transcript) []leak {
 
 // canary rules on one canary in what b received: who wrote it and when
 // say who may read it.
-func (tt *truth) canary(b string, m heard, path []string, c []string, willShown map[string]int) string {
+func (tt *truth) canary(b string, m heard, path []string, c []string, announced map[string]bool, channels map[string]string) string {
 	kind, author := c[1], c[2]
 	if author == b {
 		return ""
@@ -517,26 +533,39 @@ func (tt *truth) canary(b string, m heard, path []string, c []string, willShown 
 		case isKnowledge(path) || m.kind == "result:check_will":
 			// read with check_will: the seed's way to see it again
 		case slices.Contains(path, "events") && m.kind == "observation":
-			if first, ok := willShown[author]; ok && first != m.tick {
-				return fmt.Sprintf("%s's will shown again (first at tick %d)", author, first)
+			if !announced[c[0]] {
+				return fmt.Sprintf("%s's will in an event that is not their death's announcement", author)
 			}
-			willShown[author] = m.tick
 		default:
 			return fmt.Sprintf("%s's will kept after the death announcement (%v)", author, path)
 		}
-	case "NIGHT":
-		// Night words reach the speaker's faction only (the Mafia's chat),
-		// or, from a Medium, the dead.
+	case "NIGHT", "DEAD":
+		// Words at night, and the dead's, reach only the channel the rules
+		// give: the speaker's faction (Mafia, Vampires), the jail (one side
+		// the Jailor), a seance (one side a dead Medium), the dead (and a
+		// Medium). Where the words travelled is read off the message itself.
 		ar, br := tt.roleAt(author, at), tt.roleAt(b, at)
-		switch {
-		case ar == "Medium" && deadB(at+1):
-		case factionOf(ar) == roles.Mafia && factionOf(br) == roles.Mafia && !deadB(at):
-		default:
-			return fmt.Sprintf("%s's night words (%s) reached %s (%s)", author, ar, b, br)
+		deadA := func() bool { d, ok := tt.deadAt[author]; return ok && d <= at }
+		ch := channels[c[0]]
+		ok := false
+		switch ch {
+		case "mafia":
+			ok = factionOf(ar) == roles.Mafia && factionOf(br) == roles.Mafia && !deadB(at)
+		case "vampire":
+			ok = ar == "Vampire" && br == "Vampire" && !deadB(at)
+		case "jail":
+			ok = ar == "Jailor" || br == "Jailor"
+		case "seance":
+			ok = ar == "Medium" || br == "Medium"
+		case "dead":
+			ok = (deadA() || ar == "Medium") && (deadB(at+1) || br == "Medium")
+		case "message": // send_message: the guard's audience is speak's
+			ok = factionOf(ar) == roles.Mafia && factionOf(br) == roles.Mafia && !deadB(at) ||
+				ar == "Vampire" && br == "Vampire" && !deadB(at) ||
+				(deadA() || ar == "Medium") && (deadB(at+1) || br == "Medium")
 		}
-	case "DEAD":
-		if !deadB(at+1) && tt.roleAt(b, at) != "Medium" {
-			return fmt.Sprintf("dead %s's words reached the living %s", author, b)
+		if !ok {
+			return fmt.Sprintf("%s's words (%s, %s) reached %s (%s) on channel %q", author, kind, ar, b, br, ch)
 		}
 	case "DM":
 		return fmt.Sprintf("%s's message for one player by day reached %s without a whisper", author, b)
@@ -608,6 +637,43 @@ func speechOf(body any) map[string]bool {
 			if s, ok := cm["content"].(string); ok {
 				out[s] = true
 			}
+		}
+	}
+	return out
+}
+
+// channelsOf maps each canary in a message's chat lines, speak events and
+// world messages to the channel it came by ("message" for send_message).
+func channelsOf(body any) map[string]string {
+	out := map[string]string{}
+	note := func(s any, ch string) {
+		if str, ok := s.(string); ok {
+			for _, c := range canaryRe.FindAllString(str, -1) {
+				out[c] = ch
+			}
+		}
+	}
+	m, _ := body.(map[string]any)
+	obs, _ := m["observation"].(map[any]any)
+	comps, _ := obs["components"].(map[any]any)
+	sec, _ := comps["roles"].(map[any]any)
+	chat, _ := sec["chat"].([]any)
+	for _, c := range chat {
+		if cm, ok := c.(map[any]any); ok {
+			note(cm["text"], fmt.Sprint(cm["channel"]))
+		}
+	}
+	for _, e := range eventsOf(body) {
+		data, _ := e["data"].(map[any]any)
+		if ch, ok := data["channel"].(string); ok {
+			note(e["text"], ch)
+			note(data["text"], ch)
+		}
+	}
+	msgs, _ := obs["messages"].([]any)
+	for _, c := range msgs {
+		if cm, ok := c.(map[any]any); ok {
+			note(cm["content"], "message")
 		}
 	}
 	return out

@@ -26,6 +26,11 @@ func (g *Game) GuardTool(_ *world.World, c world.GuardedCall) world.Verdict {
 	if refusal != "" {
 		return world.Refuse(world.CodeNotAllowed, "send_message follows the role game's rules for speaking: %s", refusal)
 	}
+	if channel == "jail" || channel == "seance" {
+		// Their speakers are anonymous (the Jailor) or their pairing secret:
+		// a world message would name its sender.
+		return world.Refuse(world.CodeNotAllowed, "The %s channel is spoken with speak only (send_message names its sender)", channel)
+	}
 	target, _ := c.Params["target_agent"].(string)
 	if seats == nil {
 		if target == "" || target == "all" {

@@ -245,8 +245,6 @@ func (g *Game) speakAudience(p *player) (channel string, to []int, refusal strin
 		return "", nil, "You are blackmailed: you cannot speak or whisper today"
 	case night && g.prisoner >= 0 && (me == g.prisoner || me == g.jailor()):
 		return "jail", []int{g.jailor(), g.prisoner}, ""
-	case p.alive && night && g.medium(me) >= 0:
-		return "seance", []int{g.medium(me), me}, ""
 	case !p.alive:
 		for i, q := range g.players {
 			if !q.alive || (g.phase == PhaseNight && q.role == "Medium" && q.alive) {
@@ -268,6 +266,10 @@ func (g *Game) speakAudience(p *player) (channel string, to []int, refusal strin
 			}
 		}
 		return "vampire", to, ""
+	case p.alive && night && g.medium(me) >= 0:
+		// A seance reaches a player with no night chat of its own; the
+		// Mafia and the Vampires keep talking in theirs.
+		return "seance", []int{g.medium(me), me}, ""
 	case g.phase == PhaseNight && p.role == "Medium":
 		for i, q := range g.players {
 			if !q.alive || q == p {
