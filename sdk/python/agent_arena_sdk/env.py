@@ -46,7 +46,8 @@ class ArenaParallelEnv:
         self._dir = tempfile.mkdtemp(prefix="arena-env-")
         sock = os.path.join(self._dir, "arena.sock")
         args = [self.arena, "serve", "--scenario", self.scenario, "--listen", "unix:" + sock, "--seed", str(seed),
-                "--decision-timeout", self.decision_timeout, "--out", os.path.join(self._dir, "out")]
+                # reset(seed) reproduces the whole episode, hidden deals included
+                "--secret-seed", str(seed), "--decision-timeout", self.decision_timeout, "--out", os.path.join(self._dir, "out")]
         if self.n_agents:
             args += ["--agents", str(self.n_agents)]
         if self.ticks:
