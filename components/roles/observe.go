@@ -113,28 +113,29 @@ func (g *Game) Observe(_ *world.World, agentID string) world.Section {
 	}
 	g.observeRole(v, vi, sec, &b)
 	// Chat.
-	var chat []any
-	var lines []string
-	for i := len(g.chat) - 1; i >= 0 && len(chat) < chatShown; i-- {
-		c := g.chat[i]
-		if !g.canRead(vi, c) {
-			continue
+	// The newest chatShown lines the agent may read, oldest first.
+	first, n := len(g.chat), 0
+	for first > 0 && n < chatShown {
+		first--
+		if g.canRead(vi, g.chat[first]) {
+			n++
 		}
-		m := map[string]any{"day": c.Day, "phase": c.Phase, "from": c.From, "channel": c.Channel, "text": c.Text}
-		if c.To != "" {
-			m["to"] = c.To
-		}
-		chat = append(chat, m)
-		lines = append(lines, fmt.Sprintf("  %s%s: %s", channelTag(c.Channel), c.From, c.Text))
 	}
-	for i, j := 0, len(chat)-1; i < j; i, j = i+1, j-1 {
-		chat[i], chat[j] = chat[j], chat[i]
-		lines[i], lines[j] = lines[j], lines[i]
+	chat := make([]any, 0, n)
+	if n > 0 {
+		b.WriteString("Recent chat:\n")
+	}
+	for _, c := range g.chat[first:] {
+		if g.canRead(vi, c) {
+			chat = append(chat, c.view)
+			b.WriteString(c.line)
+			b.WriteByte('\n')
+		}
+	}
+	if n == 0 {
+		chat = nil
 	}
 	sec["chat"] = chat
-	if len(lines) > 0 {
-		b.WriteString("Recent chat:\n" + strings.Join(lines, "\n") + "\n")
-	}
 	// Private results and knowledge.
 	var res []any
 	if len(v.results) > 0 {

@@ -129,6 +129,20 @@ type chatLine struct {
 	To      string `json:"to,omitempty"`
 	Text    string `json:"text"`
 	to      []int  // nil: everyone
+	// Rendered once, when said, and shared by every observation that shows
+	// the line (read-only from then on): its section entry and text line.
+	view map[string]any
+	line string
+}
+
+// say adds a line to the chat.
+func (g *Game) say(c chatLine) {
+	c.view = map[string]any{"day": c.Day, "phase": c.Phase, "from": c.From, "channel": c.Channel, "text": c.Text}
+	if c.To != "" {
+		c.view["to"] = c.To
+	}
+	c.line = "  " + channelTag(c.Channel) + c.From + ": " + c.Text
+	g.chat = append(g.chat, c)
 }
 
 // New builds a component from its scenario config (nil: the defaults).
@@ -525,7 +539,7 @@ func (g *Game) kill(w *world.World, p *player, cause string) {
 	}
 	data["text"] = died + " " + will + " " + reveal
 	g.publish(w, world.Event{Type: "death", Agent: p.id, Data: data})
-	g.chat = append(g.chat, chatLine{Day: g.day, Phase: g.phase, From: "Narrator", Channel: "public", Text: died + hint + " " + reveal})
+	g.say(chatLine{Day: g.day, Phase: g.phase, From: "Narrator", Channel: "public", Text: died + hint + " " + reveal})
 }
 
 // checkWin ends the game when a side has won; it runs after every death.

@@ -226,7 +226,7 @@ func (g *Game) speak(c *tools.Call) world.ActionResult {
 	if audience != nil && len(to) == 0 {
 		to = []string{p.id}
 	}
-	g.chat = append(g.chat, line)
+	g.say(line)
 	g.publish(c.World, world.Event{Type: "speak", Agent: agent, To: to, Data: map[string]any{"channel": line.Channel,
 		"text": fmt.Sprintf("%s%s: %s", channelTag(line.Channel), from, text)}})
 	return world.OK(tool, map[string]any{"channel": line.Channel})
@@ -339,7 +339,7 @@ func (g *Game) whisper(c *tools.Call) world.ActionResult {
 			spies = append(spies, r.id)
 		}
 	}
-	g.chat = append(g.chat, chatLine{Day: g.day, Phase: g.phase, From: p.id, To: q.id, Channel: "whisper", Text: text, to: to})
+	g.say(chatLine{Day: g.day, Phase: g.phase, From: p.id, To: q.id, Channel: "whisper", Text: text, to: to})
 	g.publish(c.World, world.Event{Type: "whisper", Agent: p.id, To: []string{p.id, q.id},
 		Data: map[string]any{"to": q.id, "text": fmt.Sprintf("%s whispers to you: %s", p.id, text)}})
 	if len(spies) > 0 {
