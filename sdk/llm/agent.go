@@ -310,15 +310,18 @@ func isEnvelope(v map[string]any) bool {
 // envelope is the tool message of a call, as seed 003 gives it:
 // {"status":"success","result":{...}} or {"status":"error","result":"message"}.
 func (c call) envelope() string {
-	v := c.data
-	if !isEnvelope(v) {
-		if c.failed {
-			v = map[string]any{"status": "error", "result": c.result}
-		} else {
-			v = map[string]any{"status": "success", "result": c.data}
-		}
+	type env struct {
+		Status string `json:"status"`
+		Result any    `json:"result"`
 	}
-	return compactJSON(v)
+	e := env{Status: "success", Result: c.data}
+	switch {
+	case isEnvelope(c.data):
+		e = env{Status: c.data["status"].(string), Result: c.data["result"]}
+	case c.failed:
+		e = env{Status: "error", Result: c.result}
+	}
+	return compactJSON(e)
 }
 
 // call is what one tool call came to.

@@ -127,9 +127,9 @@ func TestBadRequestIsNotFatal(t *testing.T) {
 func TestEnvelopes(t *testing.T) {
 	env := map[string]any{"status": "success", "result": map[string]any{"matches": []any{map[string]any{"roundNumber": 1}}}}
 	errEnv := map[string]any{"status": "error", "result": "Search term is required and must be a string"}
-	require.Equal(t, `{"result":{"matches":[{"roundNumber":1}]},"status":"success"}`, call{data: env}.envelope())
-	require.Equal(t, `{"result":{"x":1},"status":"success"}`, call{data: map[string]any{"x": 1}}.envelope())
-	require.Equal(t, `{"result":"Tool not found","status":"error"}`, call{failed: true, result: "Tool not found"}.envelope())
+	require.Equal(t, `{"status":"success","result":{"matches":[{"roundNumber":1}]}}`, call{data: env}.envelope())
+	require.Equal(t, `{"status":"success","result":{"x":1}}`, call{data: map[string]any{"x": 1}}.envelope())
+	require.Equal(t, `{"status":"error","result":"Tool not found"}`, call{failed: true, result: "Tool not found"}.envelope())
 
 	q := QueryFunc(func(_ context.Context, tool string, p map[string]any) (map[string]any, error) {
 		if p["role"] == "bad" {
@@ -139,7 +139,7 @@ func TestEnvelopes(t *testing.T) {
 	})
 	a := New(Options{Tools: roleTools(), Query: q})
 	c := a.run(context.Background(), "get_role_details", map[string]any{"role": "bad"}, "")
-	require.Equal(t, `{"result":"Search term is required and must be a string","status":"error"}`, c.envelope())
+	require.Equal(t, `{"status":"error","result":"Search term is required and must be a string"}`, c.envelope())
 	c = a.run(context.Background(), "get_role_details", map[string]any{"role": "x"}, "")
-	require.Equal(t, mustJSON(env), c.envelope())
+	require.Equal(t, `{"status":"success","result":{"matches":[{"roundNumber":1}]}}`, c.envelope())
 }
