@@ -418,5 +418,29 @@ class TagParserTest(unittest.TestCase):
         self.assertIn("did you mean <get_role_details>", t.diagnostic)
 
 
+    def test_shared_table(self):
+        """sdk/testdata/xmltags.json: the same results as the Go parser."""
+        path = os.path.join(os.path.dirname(__file__), "..", "..", "testdata", "xmltags.json")
+        with open(path, encoding="utf-8") as f:
+            table = json.load(f)
+        p = TagParser(table["tools"])
+        for c in table["cases"]:
+            t = p.find(c["text"])
+            with self.subTest(text=c["text"]):
+                self.assertEqual((t.status, t.tool, t.arg), (c["status"], c.get("tool", ""), c.get("arg", "")), t)
+                self.assertIn(c.get("diagnostic", ""), t.diagnostic)
+                if "span" in c:
+                    self.assertEqual(c["text"][t.start:t.end], c["span"])
+
+    def test_deep_nesting(self):
+        """20,000 nested tags: no RecursionError (timed in bench_xmltags.py, not here)."""
+        p = TagParser(["check_will", "get_role_details"])
+        t = p.find("<check_will>" * 20000 + "P" + "</check_will>" * 20000)
+        self.assertEqual(t.status, MALFORMED)
+        self.assertIn("cannot be nested", t.diagnostic)
+        t = p.find("<b>" * 20000 + "<check_will>x" + "</b>" * 20000 + "</check_will>")
+        self.assertEqual(t.status, COMPLETE)
+
+
 if __name__ == "__main__":
     unittest.main()
