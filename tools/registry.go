@@ -7,6 +7,7 @@
 package tools
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"reflect"
@@ -33,6 +34,12 @@ type Tool struct {
 	// two parameter forms, say). It returns a message for INVALID_PARAMS, or "".
 	Check   func(params map[string]any) string
 	Handler Handler
+	// Invalid, when set, answers a call whose parameters fail the schema or
+	// Check, instead of the registry's INVALID_PARAMS: it gets the raw
+	// parameters and the failure. A tool whose failed calls must count
+	// toward a limit, or that answers in its own envelope (debate's
+	// context_search), uses it.
+	Invalid func(c *Call, err error) world.ActionResult
 }
 
 // Persistence classes a tool may declare.
@@ -177,13 +184,18 @@ func (r *Registry) Execute(w *world.World, agentID, name string, params map[stri
 		return world.Fail(name, world.CodeDead, "%s is dead and cannot act", agentID)
 	}
 	clean, err := t.Parameters.Validate(params)
-	if err != nil {
-		return world.Fail(name, world.CodeInvalidParams, "%s: %v", name, err)
-	}
-	if t.Check != nil {
+	if err == nil && t.Check != nil {
 		if msg := t.Check(clean); msg != "" {
-			return world.Fail(name, world.CodeInvalidParams, "%s: %s", name, msg)
+			err = errors.New(msg)
 		}
+	}
+	if err != nil {
+		if t.Invalid != nil {
+			res = t.Invalid(&Call{World: w, Agent: a, Params: params, Query: asQuery}, err)
+			res.Tool, res.Tick = name, w.Tick()
+			return res
+		}
+		return world.Fail(name, world.CodeInvalidParams, "%s: %v", name, err)
 	}
 	audience, refusal, guarded := r.guard(w, world.GuardedCall{Agent: agentID, Tool: name, Params: clean, Query: asQuery})
 	if guarded {
