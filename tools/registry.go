@@ -86,11 +86,21 @@ type Provider interface {
 	Tools() []Tool
 }
 
+// Visibility is implemented by world components that decide which of the
+// world's tools each agent is offered (its welcome, its prompt, the tools
+// sent to its model): the debate offers context_search only to agents whose
+// config lists it, and nothing spatial. A hidden tool is not offered; whether
+// a call to it succeeds is still up to its handler.
+type Visibility interface {
+	ToolVisible(agentID, tool string) bool
+}
+
 // Registry holds tools by name. The zero value is empty and ready to use.
 type Registry struct {
-	byName map[string]*Tool
-	names  []string
-	guards []world.ToolGuard
+	byName  map[string]*Tool
+	names   []string
+	guards  []world.ToolGuard
+	visible []Visibility
 }
 
 // Register adds tools; a duplicate or malformed tool is an error. A tool
@@ -154,6 +164,9 @@ func ForWorld(w *world.World) (*Registry, error) {
 	for _, c := range w.Components() {
 		if g, ok := c.(world.ToolGuard); ok {
 			r.guards = append(r.guards, g)
+		}
+		if v, ok := c.(Visibility); ok {
+			r.visible = append(r.visible, v)
 		}
 		if p, ok := c.(Provider); ok {
 			if err := r.Register(p.Tools()...); err != nil {
@@ -303,10 +316,27 @@ type Spec struct {
 }
 
 // Specs lists every tool in protocol form.
-func (r *Registry) Specs() []Spec {
+func (r *Registry) Specs() []Spec { return r.SpecsFor("") }
+
+// SpecsFor lists, in protocol form, the tools agentID is offered: those no
+// Visibility component hides from it ("": every tool).
+func (r *Registry) SpecsFor(agentID string) []Spec {
 	out := make([]Spec, 0, len(r.names))
 	for _, t := range r.Tools() {
+		if agentID != "" && !r.Visible(agentID, t.Name) {
+			continue
+		}
 		out = append(out, Spec{Name: t.Name, Description: t.Description, Parameters: t.Parameters, Query: t.Query, Persistence: t.Persistence})
 	}
 	return out
+}
+
+// Visible says whether agentID is offered tool.
+func (r *Registry) Visible(agentID, tool string) bool {
+	for _, v := range r.visible {
+		if !v.ToolVisible(agentID, tool) {
+			return false
+		}
+	}
+	return true
 }

@@ -91,7 +91,7 @@ func (f *llmFlags) progress() string {
 // answered by the world's registry directly (agents decide on the world's
 // goroutine, so reading the world is safe). Its transcript goes to
 // DIR/transcripts/AGENT.jsonl.
-func (f *llmFlags) agent(dir string, client *llm.Client, w *world.World, reg *tools.Registry, id string) *llm.Agent {
+func (f *llmFlags) agent(dir, scenario string, client *llm.Client, w *world.World, reg *tools.Registry, id string) *llm.Agent {
 	q := llm.QueryFunc(func(_ context.Context, tool string, params map[string]any) (map[string]any, error) {
 		res := reg.Execute(w, id, tool, params, true)
 		if !res.Success {
@@ -99,7 +99,7 @@ func (f *llmFlags) agent(dir string, client *llm.Client, w *world.World, reg *to
 		}
 		return res.Data, nil
 	})
-	a := llm.New(llm.Options{Model: client, Tools: reg.Specs(), Query: q, XML: f.xml, NoStream: f.noStream,
+	a := llm.New(llm.Options{Model: client, Tools: reg.SpecsFor(id), Scenario: scenario, Query: q, XML: f.xml, NoStream: f.noStream,
 		ToolCallLimit: f.limit, Transcripts: filepath.Join(dir, "transcripts"), OnFatal: f.abort})
 	f.mu.Lock()
 	f.usage = append(f.usage, a)
@@ -123,19 +123,19 @@ func (f *llmFlags) controllers(dir string) func(*scenarios.Scenario, *world.Worl
 		f.mu.Unlock()
 		ctrls := map[string]engine.Controller{}
 		for _, a := range w.Agents() {
-			ctrls[a.ID] = f.agent(dir, client, w, reg, a.ID)
+			ctrls[a.ID] = f.agent(dir, sc.Description, client, w, reg, a.ID)
 		}
 		return ctrls, nil
 	}
 }
 
 // newBot plays serve's bot slots with llm.Agents.
-func (f *llmFlags) newBot(dir string) (func(*world.World, *tools.Registry, string) (bots.Bot, error), error) {
+func (f *llmFlags) newBot(dir, scenario string) (func(*world.World, *tools.Registry, string) (bots.Bot, error), error) {
 	client, err := f.client("serve")
 	if err != nil {
 		return nil, err
 	}
 	return func(w *world.World, reg *tools.Registry, id string) (bots.Bot, error) {
-		return f.agent(dir, client, w, reg, id), nil
+		return f.agent(dir, scenario, client, w, reg, id), nil
 	}, nil
 }

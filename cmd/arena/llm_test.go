@@ -11,12 +11,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/arena-sim/arena/engine"
+	"github.com/arena-sim/arena/sdk/llm"
 	"github.com/stretchr/testify/require"
 )
 
@@ -165,4 +169,59 @@ func TestRunRetriesThenCompletes(t *testing.T) {
 	require.NoError(t, err)
 	lines := bytes.Split(bytes.TrimSpace(replay), []byte("\n"))
 	require.Contains(t, string(lines[len(lines)-1]), `"usage":{"model_calls":5,"retries":2,"tokens_in":250,"tokens_out":25`)
+}
+
+// TestDebatePromptsArePerAgent: in the debate, each model sees only the
+// tools its agent is offered — context_search only where the config lists
+// it (not the judge's), nothing spatial — in its request's tools and in its
+// system prompt, with the scenario's own description.
+func TestDebatePromptsArePerAgent(t *testing.T) {
+	var mu sync.Mutex
+	byAgent := map[string]llm.ChatRequest{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req llm.ChatRequest
+		json.NewDecoder(r.Body).Decode(&req)
+		m := regexp.MustCompile(`you are (agent_\d+)`).FindStringSubmatch(req.Messages[1].Content)
+		mu.Lock()
+		byAgent[m[1]] = req
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"thinking"}}]}`)
+	}))
+	defer srv.Close()
+	sc := strings.Replace(readFile(t, "../../scenarios/builtin/debate.json"),
+		`{"role": "performance", "name": "Performance Engineer", "tools": ["context_search"], "tool_call_limit": 5}`,
+		`{"role": "performance", "name": "Performance Engineer", "toolCallLimit": 5}`, 1)
+	path := filepath.Join(t.TempDir(), "debate.json")
+	require.NoError(t, os.WriteFile(path, []byte(sc), 0o644))
+	_, errOut, err := arena(t, "run", "--scenario", path, "--ticks", "1", "--out", t.TempDir(), "--quiet",
+		"--agent", "llm", "--model", "m", "--base-url", srv.URL+"/v1")
+	require.NoError(t, err, errOut)
+	want := map[string][]string{
+		"agent_001": {"context_search", "critique", "do_nothing", "idle", "propose", "refine"},
+		"agent_002": {"context_search", "critique", "do_nothing", "idle", "propose", "refine"},
+		"agent_003": {"critique", "do_nothing", "idle", "propose", "refine"},
+		"agent_004": {"do_nothing", "evaluate", "idle", "synthesize"},
+	}
+	require.Len(t, byAgent, 4)
+	for id, names := range want {
+		req := byAgent[id]
+		var got []string
+		for _, f := range req.Tools {
+			got = append(got, f["function"].(map[string]any)["name"].(string))
+		}
+		require.Equal(t, names, got, id)
+		system := req.Messages[0].Content
+		require.Contains(t, system, "A multi-agent design debate (after Dialectic)", id)
+		for _, hidden := range []string{"move_to", "collect", "craft", "query_world", "send_message"} {
+			require.NotContains(t, system, "**"+hidden+"**", id)
+		}
+		require.Equal(t, slices.Contains(names, "context_search"), strings.Contains(system, "**context_search**"), id)
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return string(b)
 }

@@ -90,7 +90,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		ctx, stop = context.WithCancelCause(ctx)
 		defer stop(nil)
 		lf.abort = stop
-		if opt.NewBot, err = lf.newBot(dir); err != nil {
+		if opt.NewBot, err = lf.newBot(dir, sc.Description); err != nil {
 			return err
 		}
 	default:

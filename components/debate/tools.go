@@ -73,6 +73,26 @@ func (d *Debate) Tools() []tools.Tool {
 	}
 }
 
+// ToolVisible implements tools.Visibility: debaters are offered propose,
+// critique and refine, the judge evaluate and synthesize, context_search
+// only those whose tools list names it, and everyone idle and do_nothing;
+// nothing spatial (move_to, collect, craft, query_world...) and no
+// messages.
+func (d *Debate) ToolVisible(agentID, tool string) bool {
+	p := d.part(agentID)
+	switch tool {
+	case "idle", tools.DoNothing().Name:
+		return true
+	case "propose", "critique", "refine":
+		return p != nil && !p.judge
+	case "evaluate", "synthesize":
+		return p != nil && p.judge
+	case ToolContextSearch:
+		return p != nil && slices.Contains(p.tools, tool)
+	}
+	return false
+}
+
 // caller returns the calling agent's participant, or a failure.
 func (d *Debate) caller(c *tools.Call, tool string) (*participant, world.ActionResult, bool) {
 	p := d.part(c.Agent.ID)

@@ -55,6 +55,9 @@ type Options struct {
 	XML bool
 	// System replaces the default system prompt's introduction.
 	System string
+	// Scenario is the scenario's description, shown in the system prompt
+	// after the introduction.
+	Scenario string
 	// Transcripts is a folder where each agent's turns are appended, one
 	// JSON object a line, to AGENT.jsonl; "" keeps none.
 	Transcripts string
