@@ -151,6 +151,12 @@ func (r *Runner) Run(ctx context.Context) (*Results, error) {
 		}
 	}
 	res := Collect(w, reason)
+	for i := range res.Agents {
+		if u, ok := r.Controllers[res.Agents[i].ID].(UsageReporter); ok && r.Gatherer == nil {
+			v := u.Usage()
+			res.Agents[i].Usage = &v
+		}
+	}
 	if r.Journal != nil {
 		if err := r.Journal.WriteEnd(res); err != nil {
 			return nil, fmt.Errorf("journal end: %w", err)

@@ -48,6 +48,26 @@ type AgentResult struct {
 	Passed  bool               `json:"passed"`
 	Alive   bool               `json:"alive"`
 	Metrics map[string]float64 `json:"metrics"`
+	// Usage is what a model-driven agent spent (its controller is a
+	// UsageReporter); absent for other agents. Its latency is the one part
+	// of the results that depends on wall-clock time.
+	Usage *Usage `json:"usage,omitempty"`
+}
+
+// Usage is a model-driven agent's cost over an episode: model calls,
+// retries, tokens in (prompt) and out (completion), and the time spent
+// waiting for the model.
+type Usage struct {
+	ModelCalls int   `json:"model_calls"`
+	Retries    int   `json:"retries"`
+	TokensIn   int   `json:"tokens_in"`
+	TokensOut  int   `json:"tokens_out"`
+	LatencyMS  int64 `json:"latency_ms"`
+}
+
+// UsageReporter is a Controller that reports its Usage (sdk/llm's agent).
+type UsageReporter interface {
+	Usage() Usage
 }
 
 // TeamResult aggregates a team's agents: the mean score, and passed when every

@@ -190,6 +190,9 @@ type ServerError struct {
 	Message string // the server's explanation, for a person or a model
 	Fatal   bool   // the server closed the connection after it
 	Tool    string // for a failed query: the tool called
+	// Data is what a failed query's result carried besides the error, such
+	// as a tool's own error envelope ({"status":"error","result":...}).
+	Data map[string]any
 }
 
 func (e *ServerError) Error() string {
@@ -660,7 +663,11 @@ func (c *Client) query(ctx context.Context, tool string, params map[string]any) 
 	select {
 	case r := <-ch:
 		if !r.Success {
-			return nil, &ServerError{Code: r.ErrorCode, Message: r.ErrorMessage, Tool: tool}
+			se := &ServerError{Code: r.ErrorCode, Message: r.ErrorMessage, Tool: tool}
+			if len(r.Data) > 0 {
+				decMode.Unmarshal(r.Data, &se.Data) // best effort: the error stands without it
+			}
+			return nil, se
 		}
 		return r, nil
 	case <-ctx.Done():

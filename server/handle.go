@@ -195,6 +195,7 @@ func (s *Server) welcome(sess *session, sl *slot) ipc.Welcome {
 		DecisionTimeoutMS: int(s.opt.DecisionTimeout.Milliseconds()), Tools: s.reg.Specs(), Objective: s.w.Objective()}
 	if sl != nil {
 		w.AgentID, w.Team = sl.id, sl.team
+		w.Tools = s.reg.SpecsFor(sl.id) // the tools this agent is offered
 	}
 	return w
 }

@@ -7,6 +7,7 @@
 package tools
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"reflect"
@@ -33,6 +34,12 @@ type Tool struct {
 	// two parameter forms, say). It returns a message for INVALID_PARAMS, or "".
 	Check   func(params map[string]any) string
 	Handler Handler
+	// Invalid, when set, answers a call whose parameters fail the schema or
+	// Check, instead of the registry's INVALID_PARAMS: it gets the raw
+	// parameters and the failure. A tool whose failed calls must count
+	// toward a limit, or that answers in its own envelope (debate's
+	// context_search), uses it.
+	Invalid func(c *Call, err error) world.ActionResult
 }
 
 // Persistence classes a tool may declare.
@@ -79,11 +86,21 @@ type Provider interface {
 	Tools() []Tool
 }
 
+// Visibility is implemented by world components that decide which of the
+// world's tools each agent is offered (its welcome, its prompt, the tools
+// sent to its model): the debate offers context_search only to agents whose
+// config lists it, and nothing spatial. A hidden tool is not offered; whether
+// a call to it succeeds is still up to its handler.
+type Visibility interface {
+	ToolVisible(agentID, tool string) bool
+}
+
 // Registry holds tools by name. The zero value is empty and ready to use.
 type Registry struct {
-	byName map[string]*Tool
-	names  []string
-	guards []world.ToolGuard
+	byName  map[string]*Tool
+	names   []string
+	guards  []world.ToolGuard
+	visible []Visibility
 }
 
 // Register adds tools; a duplicate or malformed tool is an error. A tool
@@ -148,6 +165,9 @@ func ForWorld(w *world.World) (*Registry, error) {
 		if g, ok := c.(world.ToolGuard); ok {
 			r.guards = append(r.guards, g)
 		}
+		if v, ok := c.(Visibility); ok {
+			r.visible = append(r.visible, v)
+		}
 		if p, ok := c.(Provider); ok {
 			if err := r.Register(p.Tools()...); err != nil {
 				return nil, fmt.Errorf("component %q: %w", c.Name(), err)
@@ -177,13 +197,18 @@ func (r *Registry) Execute(w *world.World, agentID, name string, params map[stri
 		return world.Fail(name, world.CodeDead, "%s is dead and cannot act", agentID)
 	}
 	clean, err := t.Parameters.Validate(params)
-	if err != nil {
-		return world.Fail(name, world.CodeInvalidParams, "%s: %v", name, err)
-	}
-	if t.Check != nil {
+	if err == nil && t.Check != nil {
 		if msg := t.Check(clean); msg != "" {
-			return world.Fail(name, world.CodeInvalidParams, "%s: %s", name, msg)
+			err = errors.New(msg)
 		}
+	}
+	if err != nil {
+		if t.Invalid != nil {
+			res = t.Invalid(&Call{World: w, Agent: a, Params: params, Query: asQuery}, err)
+			res.Tool, res.Tick = name, w.Tick()
+			return res
+		}
+		return world.Fail(name, world.CodeInvalidParams, "%s: %v", name, err)
 	}
 	audience, refusal, guarded := r.guard(w, world.GuardedCall{Agent: agentID, Tool: name, Params: clean, Query: asQuery})
 	if guarded {
@@ -291,10 +316,27 @@ type Spec struct {
 }
 
 // Specs lists every tool in protocol form.
-func (r *Registry) Specs() []Spec {
+func (r *Registry) Specs() []Spec { return r.SpecsFor("") }
+
+// SpecsFor lists, in protocol form, the tools agentID is offered: those no
+// Visibility component hides from it ("": every tool).
+func (r *Registry) SpecsFor(agentID string) []Spec {
 	out := make([]Spec, 0, len(r.names))
 	for _, t := range r.Tools() {
+		if agentID != "" && !r.Visible(agentID, t.Name) {
+			continue
+		}
 		out = append(out, Spec{Name: t.Name, Description: t.Description, Parameters: t.Parameters, Query: t.Query, Persistence: t.Persistence})
 	}
 	return out
+}
+
+// Visible says whether agentID is offered tool.
+func (r *Registry) Visible(agentID, tool string) bool {
+	for _, v := range r.visible {
+		if !v.ToolVisible(agentID, tool) {
+			return false
+		}
+	}
+	return true
 }

@@ -96,11 +96,39 @@ func schemaMap(s *tools.Schema) map[string]any {
 	b, _ := json.Marshal(s)
 	var m map[string]any
 	json.Unmarshal(b, &m)
-	if m["type"] == "object" && m["properties"] == nil {
-		m["properties"] = map[string]any{}
+	return typed(m)
+}
+
+// typed gives every schema a type: objects get their (possibly empty)
+// properties and required lists, and a parameter that takes any scalar
+// (apply_policy's value) becomes anyOf string, number, boolean.
+func typed(m map[string]any) map[string]any {
+	if _, ok := m["type"]; !ok {
+		m["anyOf"] = []any{map[string]any{"type": "string"}, map[string]any{"type": "number"}, map[string]any{"type": "boolean"}}
+	}
+	if items, ok := m["items"].(map[string]any); ok {
+		m["items"] = typed(items)
+	}
+	if m["type"] != "object" {
+		return m
+	}
+	props, _ := m["properties"].(map[string]any)
+	if props == nil {
+		props = map[string]any{}
+	}
+	for k, p := range props {
+		props[k] = typed(p.(map[string]any))
+	}
+	m["properties"] = props
+	if _, ok := m["required"]; !ok {
+		m["required"] = []any{}
 	}
 	return m
 }
+
+// strictUnsupported are keywords OpenAI's strict mode refuses; strictSchema
+// moves what they say into the description.
+var strictUnsupported = []string{"minLength", "maxLength", "default"}
 
 // strictSchema makes a schema fit OpenAI's strict mode: every object refuses
 // additional properties and lists all its properties as required. An optional
@@ -125,17 +153,29 @@ func strictSchema(m map[string]any) map[string]any {
 			required[r.(string)] = true
 		}
 	}
-	names := slices.Sorted(maps.Keys(props))
-	for _, name := range names {
+	names := []any{}
+	for _, name := range slices.Sorted(maps.Keys(props)) {
+		names = append(names, name)
 		p := strictSchema(props[name].(map[string]any))
-		if d, ok := p["default"]; ok {
-			delete(p, "default")
+		for _, k := range strictUnsupported {
+			v, ok := p[k]
+			if !ok {
+				continue
+			}
+			delete(p, k)
 			desc, _ := p["description"].(string)
-			p["description"] = strings.TrimSpace(fmt.Sprintf("%s (default %v)", desc, d))
+			if k == "default" {
+				p["description"] = strings.TrimSpace(fmt.Sprintf("%s (default %v)", desc, v))
+			} else if !strings.Contains(desc, "characters") {
+				p["description"] = strings.TrimSpace(fmt.Sprintf("%s (%s %v characters)", desc, map[string]string{"minLength": "at least", "maxLength": "at most"}[k], v))
+			}
 		}
 		if !required[name] {
 			if t, ok := p["type"].(string); ok {
 				p["type"] = []any{t, "null"}
+			}
+			if alts, ok := p["anyOf"].([]any); ok {
+				p["anyOf"] = append(alts, map[string]any{"type": "null"})
 			}
 			if e, ok := p["enum"].([]any); ok {
 				p["enum"] = append(e, nil)

@@ -107,6 +107,12 @@ func TestMain(m *testing.M) {
 		killedRun(dir)
 		return
 	}
+	if args := os.Getenv("ARENA_TEST_MAIN"); args != "" {
+		// The test binary runs as the arena command (see arenaProcess).
+		os.Args = append([]string{"arena"}, strings.Split(args, "\n")...)
+		main()
+		return
+	}
 	os.Exit(m.Run())
 }
 

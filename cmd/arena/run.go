@@ -51,6 +51,13 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	case "llm":
 		cfg.Controllers = lf.controllers(dir)
 		who = "llm"
+		if _, err := lf.client("run"); err != nil {
+			return err
+		}
+		var stop context.CancelCauseFunc
+		ctx, stop = context.WithCancelCause(ctx)
+		defer stop(nil)
+		lf.abort = stop
 	default:
 		return fmt.Errorf("run: unknown --agent %q (builtin, llm)", *agentKind)
 	}
@@ -62,6 +69,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		var all []*engine.Results
 		for ep := 1; ep <= *episodes && ctx.Err() == nil; ep++ {
 			prog := newProgress(stderr, maxTicks, *quiet)
+			if *agentKind == "llm" {
+				prog.extra = lf.progress
+			}
 			if !*quiet {
 				fmt.Fprintf(stderr, "arena: %s, episode %d/%d, seed %d, %s agents, up to %d ticks simulated\n",
 					sc.Name, ep, *episodes, engine.EpisodeSeed(*seed, ep), who, maxTicks)
@@ -70,6 +80,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			res, err := eval.Episode(ctx, cfg, ep, func(rec *engine.TickRecord) { prog.update(rec.Tick + 1) })
 			elapsed := time.Since(start)
 			prog.done()
+			if ferr := fatal(ctx); ferr != nil {
+				return ferr // the model server failed for good: say so, once
+			}
 			if err != nil {
 				return err
 			}
@@ -179,7 +192,8 @@ type progress struct {
 	quiet    bool
 	lastPct  int
 	lastDraw time.Time
-	unit     string // what is counted ["tick"]
+	unit     string        // what is counted ["tick"]
+	extra    func() string // more to show after the count (model usage)
 }
 
 func newProgress(w io.Writer, total int, quiet bool) *progress {
@@ -204,13 +218,23 @@ func (p *progress) update(tick int) {
 		p.lastDraw = time.Now()
 		const width = 40
 		fill := pct * width / 100
-		fmt.Fprintf(p.w, "\r[%s%s] %3d%%  %s %d/%d", strings.Repeat("#", fill), strings.Repeat(".", width-fill), pct, p.unit, tick, p.total)
+		fmt.Fprintf(p.w, "\r[%s%s] %3d%%  %s %d/%d%s", strings.Repeat("#", fill), strings.Repeat(".", width-fill), pct, p.unit, tick, p.total, p.more())
 		return
 	}
 	if pct/10 != p.lastPct/10 {
 		p.lastPct = pct
-		fmt.Fprintf(p.w, "progress: %s %d/%d (%d%%)\n", p.unit, tick, p.total, pct)
+		fmt.Fprintf(p.w, "progress: %s %d/%d (%d%%)%s\n", p.unit, tick, p.total, pct, p.more())
 	}
+}
+
+func (p *progress) more() string {
+	if p.extra == nil {
+		return ""
+	}
+	if s := p.extra(); s != "" {
+		return "; " + s
+	}
+	return ""
 }
 
 func (p *progress) done() {

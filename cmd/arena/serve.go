@@ -86,7 +86,11 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	switch *agentKind {
 	case "builtin", "":
 	case "llm":
-		if opt.NewBot, err = lf.newBot(dir); err != nil {
+		var stop context.CancelCauseFunc
+		ctx, stop = context.WithCancelCause(ctx)
+		defer stop(nil)
+		lf.abort = stop
+		if opt.NewBot, err = lf.newBot(dir, sc.Description); err != nil {
 			return err
 		}
 	default:
@@ -115,6 +119,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		logger.Info("listening", "addr", addr)
 	}
 	all, err := srv.Serve(ctx, ls...)
+	if ferr := fatal(ctx); ferr != nil {
+		return ferr // the model server failed for good
+	}
 	if err != nil {
 		return err
 	}

@@ -59,6 +59,19 @@ type AgentConfig struct {
 	// ToolCallLimit is the most query-tool calls per phase, failed ones
 	// included. Default 10.
 	ToolCallLimit int `json:"tool_call_limit"`
+	SeedKeys
+}
+
+// SeedKeys are seed 003's own config keys, accepted as they are written
+// there: toolCallLimit is tool_call_limit; model, provider and temperature
+// describe the model meant to play the agent (the model actually used is
+// the one the agent's driver is given, e.g. arena run --model) and are kept
+// for the record.
+type SeedKeys struct {
+	ToolCallLimitCamel int      `json:"toolCallLimit,omitempty"`
+	Model              string   `json:"model,omitempty"`
+	Provider           string   `json:"provider,omitempty"`
+	Temperature        *float64 `json:"temperature,omitempty"`
 }
 
 // JudgeConfig is the judge.
@@ -67,6 +80,7 @@ type JudgeConfig struct {
 	Name          string    `json:"name"`
 	Tools         []ToolRef `json:"tools"`
 	ToolCallLimit int       `json:"tool_call_limit"`
+	SeedKeys
 }
 
 // ToolRef names a tool: "context_search" or {"name": "context_search", ...}.
@@ -135,7 +149,7 @@ func ParseConfig(raw json.RawMessage) (Config, error) {
 			case errors.As(err, &typ) && typ.Field != "":
 				return Config{}, fmt.Errorf("config.%s: wrong type, got JSON %s", typ.Field, typ.Value)
 			case strings.HasPrefix(err.Error(), "json: unknown field "):
-				return Config{}, fmt.Errorf("config: unknown field %s (known: task, rounds, termination, phase_ticks, max_contribution_length, agents, judge)",
+				return Config{}, fmt.Errorf("config: unknown field %s (known: task, rounds, termination, phase_ticks, max_contribution_length, agents, judge; an agent: id, name, role, enabled, tools, tool_call_limit or toolCallLimit, model, provider, temperature)",
 					strings.TrimPrefix(err.Error(), "json: unknown field "))
 			}
 			return Config{}, fmt.Errorf("config: %v", err)
@@ -161,10 +175,16 @@ func (c *Config) normalize() {
 		a.Role = strings.ToLower(strings.TrimSpace(a.Role))
 		a.Tools = knownTools(fmt.Sprintf("agents[%d]", i), a.Tools)
 		if a.ToolCallLimit == 0 {
+			a.ToolCallLimit = a.ToolCallLimitCamel
+		}
+		if a.ToolCallLimit == 0 {
 			a.ToolCallLimit = DefaultToolCallLimit
 		}
 	}
 	c.Judge.Tools = knownTools("judge", c.Judge.Tools)
+	if c.Judge.ToolCallLimit == 0 {
+		c.Judge.ToolCallLimit = c.Judge.ToolCallLimitCamel
+	}
 	if c.Judge.ToolCallLimit == 0 {
 		c.Judge.ToolCallLimit = DefaultToolCallLimit
 	}

@@ -216,13 +216,14 @@ func TestPerAgentToolsAndCallLimit(t *testing.T) {
 	require.Equal(t, "success", res.Data["status"])
 	ms := res.Data["result"].(map[string]any)["matches"].([]any)
 	require.Len(t, ms, 1)
-	require.Equal(t, map[string]any{"roundNumber": 1.0, "agentId": "a1", "agentRole": "architect", "type": "proposal",
+	require.Equal(t, map[string]any{"roundNumber": 1, "agentId": "a1", "agentRole": "architect", "type": "proposal",
 		"contentSnippet": "Rate limiting with a token bucket"}, ms[0])
-	require.Equal(t, 1.0, res.Data["calls_left"])
-	// A failed call counts toward the limit of 2.
-	res = e.fail("a2", ToolContextSearch, map[string]any{"term": ""}, world.CodeInvalidParams)
+	require.Len(t, res.Data, 2, "the seed's envelope and nothing else")
+	require.Equal(t, 1.0, e.d.Observe(e.w, "a2")["tool_calls_left"])
+	// A failed call counts toward the limit of 2, a schema failure too.
+	res = e.fail("a2", ToolContextSearch, map[string]any{"term": 42.0}, world.CodeInvalidParams)
 	require.Equal(t, "Search term is required and must be a string", res.ErrorMessage)
-	require.Equal(t, map[string]any{"status": "error", "error": "Search term is required and must be a string"}, res.Data)
+	require.Equal(t, map[string]any{"status": "error", "result": "Search term is required and must be a string"}, res.Data)
 	e.fail("a2", ToolContextSearch, map[string]any{"term": "x"}, world.CodeLimitExceeded)
 	require.Equal(t, 0.0, e.d.Observe(e.w, "a2")["tool_calls_left"])
 	// The calls and results go with a2's proposal.
@@ -231,8 +232,11 @@ func TestPerAgentToolsAndCallLimit(t *testing.T) {
 	require.Equal(t, 2, c.Metadata.ToolCallIterations)
 	require.Len(t, c.Metadata.ToolCalls, 2)
 	require.Equal(t, `{"term":"RATE"}`, c.Metadata.ToolCalls[0].Arguments)
+	require.Equal(t, `{"term":42}`, c.Metadata.ToolCalls[1].Arguments)
 	require.Equal(t, "tool", c.Metadata.ToolResults[1].Role)
-	require.JSONEq(t, `{"status":"error","error":"Search term is required and must be a string"}`, c.Metadata.ToolResults[1].Content)
+	require.Equal(t, `{"status":"success","result":{"matches":[{"roundNumber":1,"agentId":"a1","agentRole":"architect","type":"proposal","contentSnippet":"Rate limiting with a token bucket"}]}}`,
+		c.Metadata.ToolResults[0].Content, "byte for byte the seed's output schema")
+	require.Equal(t, `{"status":"error","result":"Search term is required and must be a string"}`, c.Metadata.ToolResults[1].Content)
 	// A new phase: the count starts afresh.
 	e.ok("a3", "propose", map[string]any{"content": "a3"})
 	e.step()
@@ -324,4 +328,27 @@ func TestHashFollowsState(t *testing.T) {
 	h2 := world.NewHasher()
 	e.d.Hash(h2)
 	require.NotEqual(t, h1.Sum64(), h2.Sum64())
+}
+
+// TestSeedAgentConfig: seed 003's agent entry, as written there, is
+// accepted: camelCase toolCallLimit, model, provider, temperature, and the
+// tool as a full function schema.
+func TestSeedAgentConfig(t *testing.T) {
+	cfg, err := ParseConfig([]byte(`{"agents": [{
+	  "id": "agent-architect", "name": "System Architect", "role": "architect",
+	  "model": "gpt-4", "provider": "openai", "temperature": 0.5,
+	  "tools": [{"name": "context_search", "description": "Search for a term in the debate history.",
+	    "parameters": {"type": "object", "properties": {"term": {"type": "string", "description": "The search term"}}, "required": ["term"]}}],
+	  "toolCallLimit": 3}],
+	  "judge": {"toolCallLimit": 2}}`))
+	require.NoError(t, err)
+	a := cfg.Agents[0]
+	require.Equal(t, 3, a.ToolCallLimit)
+	require.Equal(t, []ToolRef{{Name: ToolContextSearch}}, a.Tools)
+	require.Equal(t, "gpt-4", a.Model)
+	require.Equal(t, "openai", a.Provider)
+	require.Equal(t, 0.5, *a.Temperature)
+	require.Equal(t, 2, cfg.Judge.ToolCallLimit)
+	_, err = ParseConfig([]byte(`{"agents": [{"toolcalllimit2": 3}]}`))
+	require.ErrorContains(t, err, "unknown field")
 }

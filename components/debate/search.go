@@ -51,12 +51,24 @@ type Match struct {
 	ContentSnippet string `json:"contentSnippet"`
 }
 
-// Envelope is a tool result: {"status":"success","result":{...}} or
-// {"status":"error","error":"..."}.
+// Envelope is a tool result, as seed 003 gives it:
+// {"status":"success","result":{...}} or {"status":"error","result":"message"}.
 type Envelope struct {
-	Status string        `json:"status"`
-	Result *SearchResult `json:"result,omitempty"`
-	Error  string        `json:"error,omitempty"`
+	Status string
+	Result *SearchResult // on success
+	Error  string        // on error
+}
+
+// MarshalJSON writes the seed's envelope, status first.
+func (e Envelope) MarshalJSON() ([]byte, error) {
+	var result any = e.Result
+	if e.Status != "success" {
+		result = e.Error
+	}
+	return json.Marshal(struct {
+		Status string `json:"status"`
+		Result any    `json:"result"`
+	}{e.Status, result})
 }
 
 // SearchResult is a successful search's result.
@@ -70,14 +82,15 @@ func (e Envelope) JSON() string {
 	return string(b)
 }
 
-// Map is the envelope as JSON-shaped Go values (maps, slices, float64).
+// Map is the envelope as JSON-shaped Go values (maps, slices; roundNumber
+// an int, so that it stays an integer on every wire).
 func (e Envelope) Map() map[string]any {
 	if e.Status != "success" {
-		return map[string]any{"status": e.Status, "error": e.Error}
+		return map[string]any{"status": e.Status, "result": e.Error}
 	}
 	ms := make([]any, 0, len(e.Result.Matches))
 	for _, m := range e.Result.Matches {
-		ms = append(ms, map[string]any{"roundNumber": float64(m.RoundNumber), "agentId": m.AgentID,
+		ms = append(ms, map[string]any{"roundNumber": m.RoundNumber, "agentId": m.AgentID,
 			"agentRole": m.AgentRole, "type": m.Type, "contentSnippet": m.ContentSnippet})
 	}
 	return map[string]any{"status": e.Status, "result": map[string]any{"matches": ms}}

@@ -93,7 +93,7 @@ func TestContextSearchErrors(t *testing.T) {
 	env := ContextSearch(nil, map[string]any{"term": "x"})
 	require.Equal(t, "error", env.Status)
 	require.Equal(t, "Context is required for context search", env.Error)
-	require.JSONEq(t, `{"status":"error","error":"Context is required for context search"}`, env.JSON())
+	require.Equal(t, `{"status":"error","result":"Context is required for context search"}`, env.JSON())
 	ctx := &SearchContext{}
 	for _, args := range []map[string]any{{}, {"term": ""}, {"term": 42.0}, {"term": nil}, {"term": []any{"x"}}, nil} {
 		env := ContextSearch(ctx, args)

@@ -64,9 +64,33 @@ func (d *Debate) Tools() []tools.Tool {
 			Parameters:  tools.Object(map[string]*tools.Schema{"term": {Type: "string", Description: "The search term to find in debate history"}}, "term"),
 			Query:       true,
 			Handler:     d.contextSearch,
+			// A call the schema refuses still counts and gets the seed's
+			// own answer (its error envelope, or a search when only extra
+			// arguments were wrong).
+			Invalid: func(c *tools.Call, _ error) world.ActionResult { return d.contextSearch(c) },
 		},
 		tools.DoNothing(),
 	}
+}
+
+// ToolVisible implements tools.Visibility: debaters are offered propose,
+// critique and refine, the judge evaluate and synthesize, context_search
+// only those whose tools list names it, and everyone idle and do_nothing;
+// nothing spatial (move_to, collect, craft, query_world...) and no
+// messages.
+func (d *Debate) ToolVisible(agentID, tool string) bool {
+	p := d.part(agentID)
+	switch tool {
+	case "idle", tools.DoNothing().Name:
+		return true
+	case "propose", "critique", "refine":
+		return p != nil && !p.judge
+	case "evaluate", "synthesize":
+		return p != nil && p.judge
+	case ToolContextSearch:
+		return p != nil && slices.Contains(p.tools, tool)
+	}
+	return false
 }
 
 // caller returns the calling agent's participant, or a failure.
@@ -275,7 +299,8 @@ func (d *Debate) synthesize(c *tools.Call) world.ActionResult {
 
 // contextSearch is the query tool: allowed only to agents whose tools list
 // names it, and at most tool_call_limit calls per agent per phase, failed
-// ones included. Its data is the reference's envelope.
+// ones (schema failures included) counted. Its data is the seed's envelope
+// and nothing else.
 func (d *Debate) contextSearch(c *tools.Call) world.ActionResult {
 	const tool = ToolContextSearch
 	p, res, ok := d.caller(c, tool)
@@ -300,9 +325,9 @@ func (d *Debate) contextSearch(c *tools.Call) world.ActionResult {
 		r.Data = env.Map()
 		return r
 	}
-	data := env.Map()
-	data["calls_left"] = float64(p.limit - p.calls)
-	return world.OK(tool, data)
+	// The data is the seed's envelope and nothing else (calls left are in
+	// the observation's debate section).
+	return world.OK(tool, env.Map())
 }
 
 func toolList(ts []string) string {

@@ -11,11 +11,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/arena-sim/arena/engine"
 	"github.com/arena-sim/arena/sdk"
 	"github.com/arena-sim/arena/tools"
 )
@@ -52,6 +55,9 @@ type Options struct {
 	XML bool
 	// System replaces the default system prompt's introduction.
 	System string
+	// Scenario is the scenario's description, shown in the system prompt
+	// after the introduction.
+	Scenario string
 	// Transcripts is a folder where each agent's turns are appended, one
 	// JSON object a line, to AGENT.jsonl; "" keeps none.
 	Transcripts string
@@ -63,6 +69,14 @@ type Options struct {
 	MaxMemory   int
 	Temperature *float64
 	MaxTokens   int
+	// NoStream turns off streaming in XML mode; the whole reply is read and
+	// the text after the first tool tag is dropped (never executed or shown
+	// to the model).
+	NoStream bool
+	// OnFatal is called once when the model server fails in a way that no
+	// retry mends (see Fatal). From then on the agent idles without calling
+	// the model. `arena run` stops the run with the error.
+	OnFatal func(error)
 }
 
 // Agent is a language-model agent: an sdk.Agent (and engine.Controller).
@@ -75,6 +89,8 @@ type Agent struct {
 	memory  []memo // permanent query results, oldest first
 	history []string
 	tw      *transcript
+	usage   engine.Usage
+	fatal   error
 }
 
 type memo struct {
@@ -150,6 +166,83 @@ func (a *Agent) remember(tool string, params map[string]any, result string) {
 	}
 }
 
+// Usage is what the agent has spent so far (engine.UsageReporter): model
+// calls, retries, tokens and the time spent waiting for the model.
+func (a *Agent) Usage() engine.Usage {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.usage
+}
+
+// Err is the fatal error that stopped the agent calling its model, or nil.
+func (a *Agent) Err() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.fatal
+}
+
+// Fatal says whether a model call's error means the server is wrong for
+// the run rather than for this request: every error except HTTP 400, 413
+// and 422 (a request the server refuses, such as one too long for the
+// model) and a cancelled context. Authentication, a wrong path or model
+// (404), a bad URL, a refused connection and retries that ran out are fatal.
+func Fatal(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return false
+	}
+	var ae *APIError
+	if errors.As(err, &ae) {
+		switch ae.Status {
+		case 400, 413, 422:
+			return false
+		}
+	}
+	return true
+}
+
+// chat makes one model call, streaming when onText is not nil and the model
+// can, and accounts for it.
+func (a *Agent) chat(ctx context.Context, t *turn, req ChatRequest, onText func(string) bool) (*ChatResponse, error) {
+	req.Temperature, req.MaxTokens = a.opt.Temperature, a.opt.MaxTokens
+	start := time.Now()
+	var resp *ChatResponse
+	var err error
+	if s, ok := a.opt.Model.(Streamer); ok && onText != nil && !a.opt.NoStream {
+		resp, err = s.ChatStream(ctx, req, onText)
+	} else {
+		resp, err = a.opt.Model.Chat(ctx, req)
+	}
+	if err == nil && len(resp.Choices) == 0 {
+		err = errors.New("chat completions: the response has no choices")
+	}
+	elapsed := time.Since(start)
+	a.mu.Lock()
+	a.usage.ModelCalls++
+	a.usage.LatencyMS += elapsed.Milliseconds()
+	t.Usage.ModelCalls++
+	t.Usage.LatencyMS += elapsed.Milliseconds()
+	if resp != nil {
+		out := resp.Usage.CompletionTokens
+		if out == 0 {
+			out = resp.Chunks
+		}
+		for _, u := range []*engine.Usage{&a.usage, &t.Usage} {
+			u.Retries += resp.Retries
+			u.TokensIn += resp.Usage.PromptTokens
+			u.TokensOut += out
+		}
+	}
+	var report func(error)
+	if err != nil && Fatal(err) && ctx.Err() == nil && a.fatal == nil {
+		a.fatal, report = err, a.opt.OnFatal
+	}
+	a.mu.Unlock()
+	if report != nil {
+		report(err)
+	}
+	return resp, err
+}
+
 // turn is one Decide's record, for the transcript.
 type turn struct {
 	Agent     string       `json:"agent"`
@@ -158,6 +251,7 @@ type turn struct {
 	Messages  []Message    `json:"messages"`
 	ToolCalls int          `json:"tool_calls"`
 	Decision  sdk.Decision `json:"decision"`
+	Usage     engine.Usage `json:"usage"`
 	Error     string       `json:"error,omitempty"`
 }
 
@@ -170,7 +264,9 @@ func (a *Agent) Decide(ctx context.Context, obs *sdk.Observation) sdk.Decision {
 	t.Messages = []Message{{Role: "system", Content: a.systemPrompt()}, {Role: "user", Content: a.observationPrompt(obs)}}
 	var d sdk.Decision
 	var err error
-	if a.opt.XML {
+	if err = a.Err(); err != nil {
+		// The server failed for good: do not call it again.
+	} else if a.opt.XML {
 		d, err = a.xmlLoop(ctx, t)
 	} else {
 		d, err = a.toolLoop(ctx, t)
@@ -205,23 +301,38 @@ func (a *Agent) querier(ctx context.Context) Querier {
 	return nil
 }
 
-// result envelopes, as tool messages carry them.
-func okEnvelope(v any) string {
-	b, _ := json.Marshal(map[string]any{"status": "success", "result": v})
-	return string(b)
+// isEnvelope says whether a tool's data is already a result envelope
+// (debate's context_search returns one): passed on as it is, not wrapped
+// again.
+func isEnvelope(v map[string]any) bool {
+	st, _ := v["status"].(string)
+	_, has := v["result"]
+	return len(v) == 2 && has && (st == "success" || st == "error")
 }
 
-func errEnvelope(msg string) string {
-	b, _ := json.Marshal(map[string]any{"status": "error", "error": msg})
-	return string(b)
+// envelope is the tool message of a call, as seed 003 gives it:
+// {"status":"success","result":{...}} or {"status":"error","result":"message"}.
+func (c call) envelope() string {
+	type env struct {
+		Status string `json:"status"`
+		Result any    `json:"result"`
+	}
+	e := env{Status: "success", Result: c.data}
+	switch {
+	case isEnvelope(c.data):
+		e = env{Status: c.data["status"].(string), Result: c.data["result"]}
+	case c.failed:
+		e = env{Status: "error", Result: c.result}
+	}
+	return compactJSON(e)
 }
 
 // call is what one tool call came to.
 type call struct {
-	action   *sdk.Decision // an action: the turn ends
-	result   string        // a query's result or an error, for the model
-	failed   bool
-	resultOK any
+	action *sdk.Decision // an action: the turn ends
+	result string        // a query's result or an error, for the model
+	failed bool
+	data   map[string]any // the query's data (an error's, for a failed one)
 }
 
 // run handles one tool call by name and parameters.
@@ -258,25 +369,54 @@ func (a *Agent) run(ctx context.Context, name string, params map[string]any, rea
 	if err != nil {
 		var se *sdk.ServerError
 		if errors.As(err, &se) {
+			if isEnvelope(se.Data) {
+				r, _ := se.Data["result"].(string)
+				return call{failed: true, result: r, data: se.Data}
+			}
 			return call{failed: true, result: fmt.Sprintf("%s: %s", se.Code, se.Message)}
 		}
 		return call{failed: true, result: err.Error()}
 	}
+	if isEnvelope(data) {
+		text := compactJSON(data["result"])
+		a.remember(name, params, text)
+		return call{result: text, data: data}
+	}
 	text := compactJSON(data)
 	a.remember(name, params, text)
-	return call{result: text, resultOK: data}
+	return call{result: text, data: data}
 }
 
-// toolLoop is the function-calling loop.
+// cutNote is what the model is told when its reply was cut short.
+func cutNote(what string) string {
+	return "Your reply was cut off (the token limit was reached) " + what + "; nothing was run. " +
+		"Write the call again, complete, with less text before it."
+}
+
+// toolLoop is the function-calling loop (seed 003's): each tool call is run
+// and answered with a tool message, until the model calls an action tool,
+// calls none, or reaches the tool call limit.
 func (a *Agent) toolLoop(ctx context.Context, t *turn) (sdk.Decision, error) {
 	fns := a.functions()
 	for {
-		resp, err := a.opt.Model.Chat(ctx, ChatRequest{Messages: t.Messages, Tools: fns, Temperature: a.opt.Temperature, MaxTokens: a.opt.MaxTokens})
+		resp, err := a.chat(ctx, t, ChatRequest{Messages: t.Messages, Tools: fns}, nil)
 		if err != nil {
 			return sdk.Decision{}, err
 		}
-		msg := resp.Choices[0].Message
+		ch := resp.Choices[0]
+		msg := ch.Message
 		msg.Role = "assistant"
+		if ch.FinishReason == "length" && len(msg.ToolCalls) > 0 {
+			// The arguments may be cut anywhere: run none of the calls.
+			name := msg.ToolCalls[len(msg.ToolCalls)-1].Function.Name
+			t.Messages = append(t.Messages, Message{Role: "assistant", Content: msg.Content},
+				Message{Role: "user", Content: cutNote("while you were writing a call to " + name)})
+			if t.ToolCalls >= a.opt.ToolCallLimit {
+				return a.limitReached(msg.Content), nil
+			}
+			t.ToolCalls++
+			continue
+		}
 		t.Messages = append(t.Messages, msg)
 		if len(msg.ToolCalls) == 0 {
 			return sdk.Decision{Tool: "idle", Reasoning: strings.TrimSpace(msg.Content)}, nil
@@ -287,7 +427,7 @@ func (a *Agent) toolLoop(ctx context.Context, t *turn) (sdk.Decision, error) {
 				msg.ToolCalls[i].ID = tc.ID
 			}
 			if t.ToolCalls >= a.opt.ToolCallLimit {
-				return sdk.Decision{Tool: "idle", Reasoning: strings.TrimSpace(msg.Content + fmt.Sprintf(" [tool call limit of %d reached]", a.opt.ToolCallLimit))}, nil
+				return a.limitReached(msg.Content), nil
 			}
 			t.ToolCalls++
 			var params map[string]any
@@ -297,20 +437,20 @@ func (a *Agent) toolLoop(ctx context.Context, t *turn) (sdk.Decision, error) {
 				args = "{}"
 			}
 			if err := json.Unmarshal([]byte(args), &params); err != nil {
-				c = call{failed: true, result: fmt.Sprintf("Invalid arguments JSON for %s: %v; send the arguments as one JSON object", tc.Function.Name, err)}
+				c = call{failed: true, result: fmt.Sprintf("Invalid arguments JSON: %v; send the arguments of %s as one JSON object", err, tc.Function.Name)}
 			} else {
 				c = a.run(ctx, tc.Function.Name, params, strings.TrimSpace(msg.Content))
 			}
 			if c.action != nil {
 				return *c.action, nil
 			}
-			content := okEnvelope(c.resultOK)
-			if c.failed {
-				content = errEnvelope(c.result)
-			}
-			t.Messages = append(t.Messages, Message{Role: "tool", ToolCallID: tc.ID, Name: tc.Function.Name, Content: content})
+			t.Messages = append(t.Messages, Message{Role: "tool", ToolCallID: tc.ID, Name: tc.Function.Name, Content: c.envelope()})
 		}
 	}
+}
+
+func (a *Agent) limitReached(text string) sdk.Decision {
+	return sdk.Decision{Tool: "idle", Reasoning: strings.TrimSpace(text + fmt.Sprintf(" [tool call limit of %d reached]", a.opt.ToolCallLimit))}
 }
 
 // functions lists the tools in function-calling form.
@@ -327,20 +467,6 @@ func (a *Agent) functions() []map[string]any {
 	return out
 }
 
-// xmlStops are the stop sequences of XML mode: the closing tags of query
-// tools (at most 4, OpenAI's limit), so that the model stops as soon as it
-// asks a question. Tags past the fourth, and self-closing tags, are found in
-// the full text and the text after them is dropped.
-func (a *Agent) xmlStops() []string {
-	var stops []string
-	for _, s := range a.opt.Tools {
-		if s.Query && len(stops) < 4 {
-			stops = append(stops, "</"+s.Name+">")
-		}
-	}
-	return stops
-}
-
 // xmlArgs turns a tag's argument into parameters: a JSON object as is, else
 // the text as the tool's only (or only required) string parameter.
 func xmlArgs(spec tools.Spec, arg string) (map[string]any, string) {
@@ -353,13 +479,7 @@ func xmlArgs(spec tools.Spec, arg string) (map[string]any, string) {
 	}
 	var props []string
 	if spec.Parameters != nil {
-		props = slices.Sorted(func(yield func(string) bool) {
-			for k := range spec.Parameters.Properties {
-				if !yield(k) {
-					return
-				}
-			}
-		})
+		props = slices.Sorted(maps.Keys(spec.Parameters.Properties))
 	}
 	if arg == "" {
 		return map[string]any{}, ""
@@ -377,41 +497,86 @@ func xmlArgs(spec tools.Spec, arg string) (map[string]any, string) {
 	return map[string]any{target: arg}, ""
 }
 
-// xmlLoop is the XML-tag loop: the model writes tool tags in its text; a
-// query tag is answered with an <observation> and the model resumes; the
-// first action tag ends the turn.
+// tagWatcher follows streamed text and asks to stop at the first complete
+// (or malformed) tool tag. It rescans only from the last place a tag may
+// begin, so a reply is read in about linear time.
+type tagWatcher struct {
+	p    *TagParser
+	buf  strings.Builder
+	from int
+}
+
+func (w *tagWatcher) onText(delta string) bool {
+	w.buf.WriteString(delta)
+	s := w.buf.String()
+	tag := w.p.Find(s[w.from:])
+	switch tag.Status {
+	case TagComplete, TagMalformed:
+		return true
+	case TagIncomplete:
+		w.from += tag.Start
+	default:
+		// No tag yet; one may still begin at the last '<' (a look-alike
+		// name is only judged once it ends).
+		if i := strings.LastIndexByte(s[w.from:], '<'); i >= 0 {
+			w.from += i
+		} else {
+			w.from = len(s)
+		}
+	}
+	return false
+}
+
+// xmlLoop is the XML-tag loop of seed 001: the model's reply is streamed
+// and read only up to the first complete tool tag of any of the agent's
+// tools (the stream is closed there: engine interruption); a query tag is
+// answered with an <observation> and the model resumes; the first action
+// tag ends the turn. Text after the tag is never shown to the model or run.
+// A reply cut short by the token limit, or one that ends inside a tag, runs
+// nothing: the model is told its reply was cut.
 func (a *Agent) xmlLoop(ctx context.Context, t *turn) (sdk.Decision, error) {
-	stops := a.xmlStops()
 	var reasoning strings.Builder
 	for {
-		resp, err := a.opt.Model.Chat(ctx, ChatRequest{Messages: t.Messages, Stop: stops, Temperature: a.opt.Temperature, MaxTokens: a.opt.MaxTokens})
+		w := &tagWatcher{p: a.parser}
+		resp, err := a.chat(ctx, t, ChatRequest{Messages: t.Messages}, w.onText)
 		if err != nil {
 			return sdk.Decision{}, err
 		}
 		ch := resp.Choices[0]
 		text := ch.Message.Content
 		tag := a.parser.Find(text)
-		if tag.Status == TagIncomplete && tag.Tool != "" && slices.Contains(stops, "</"+tag.Tool+">") && !strings.Contains(text[tag.Start:], "</"+tag.Tool+">") {
-			// Stopped on the closing tag, which the API leaves out.
-			text += "</" + tag.Tool + ">"
-			tag = a.parser.Find(text)
-		}
-		if tag.Status == TagNone || tag.Status == TagIncomplete && tag.Tool == "" {
+		cut := ch.FinishReason == "length"
+		var obsText string
+		switch {
+		case tag.Status == TagNone && !cut, tag.Status == TagIncomplete && tag.Tool == "" && !cut:
 			t.Messages = append(t.Messages, Message{Role: "assistant", Content: text})
 			reasoning.WriteString(text)
 			return sdk.Decision{Tool: "idle", Reasoning: strings.TrimSpace(reasoning.String())}, nil
+		case tag.Status == TagNone, tag.Status == TagIncomplete:
+			// Cut off, or the stream ended inside a tag: never run a part.
+			t.Messages = append(t.Messages, Message{Role: "assistant", Content: text})
+			reasoning.WriteString(text[:min(tag.Start, len(text))])
+			switch {
+			case tag.Status == TagNone:
+				obsText = cutNote("before you called a tool")
+			case cut:
+				obsText = cutNote("in the middle of a tool tag")
+				if tag.Tool != "" {
+					obsText = cutNote("in the middle of <" + tag.Tool + ">")
+				}
+			default:
+				obsText = "Error: your reply ended inside a tool tag, so nothing was run: " + tag.Diagnostic
+			}
+		default:
+			reasoning.WriteString(text[:tag.Start])
+			t.Messages = append(t.Messages, Message{Role: "assistant", Content: text[:tag.End]})
 		}
-		end := tag.End
-		spoken := text[:end]
-		reasoning.WriteString(text[:tag.Start])
-		t.Messages = append(t.Messages, Message{Role: "assistant", Content: spoken})
 		if t.ToolCalls >= a.opt.ToolCallLimit {
-			return sdk.Decision{Tool: "idle", Reasoning: strings.TrimSpace(reasoning.String() + fmt.Sprintf(" [tool call limit of %d reached]", a.opt.ToolCallLimit))}, nil
+			return a.limitReached(reasoning.String()), nil
 		}
 		t.ToolCalls++
-		var obsText string
 		switch tag.Status {
-		case TagMalformed, TagIncomplete:
+		case TagMalformed:
 			obsText = "Error: " + tag.Diagnostic
 		case TagComplete:
 			spec := a.byName[tag.Tool]

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -23,6 +24,11 @@ type recorded struct {
 	DelayMS int               `json:"delay_ms"`
 	Headers map[string]string `json:"headers"`
 	Body    json.RawMessage   `json:"body"`
+	// Stream, when set, is sent as server-sent events, one content chunk
+	// each ChunkMS apart, then Finish as the finish_reason.
+	Stream  []string `json:"stream"`
+	ChunkMS int      `json:"chunk_ms"`
+	Finish  string   `json:"finish"`
 }
 
 // fakeServer is an OpenAI-compatible server replaying testdata/NAME.json,
@@ -33,6 +39,9 @@ type fakeServer struct {
 	replies  []recorded
 	requests []ChatRequest
 	auth     []string
+	// sent counts, per streamed reply, the chunks written before the client
+	// closed the stream (all of them when it read to the end).
+	sent []int
 }
 
 func newFake(t *testing.T, name string) *fakeServer {
@@ -41,10 +50,16 @@ func newFake(t *testing.T, name string) *fakeServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fakeServer{}
-	if err := json.Unmarshal(b, &f.replies); err != nil {
+	var replies []recorded
+	if err := json.Unmarshal(b, &replies); err != nil {
 		t.Fatal(err)
 	}
+	return newScripted(t, replies...)
+}
+
+// newScripted is a fake server answering with replies, in order.
+func newScripted(t *testing.T, replies ...recorded) *fakeServer {
+	f := &fakeServer{replies: replies}
 	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/v1/chat/completions" {
 			http.NotFound(w, r)
@@ -73,12 +88,54 @@ func newFake(t *testing.T, name string) *fakeServer {
 		for k, v := range rep.Headers {
 			w.Header().Set(k, v)
 		}
+		if rep.Stream != nil {
+			f.stream(w, r, rep)
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(rep.Status)
 		w.Write(rep.Body)
 	}))
 	t.Cleanup(f.Close)
 	return f
+}
+
+// stream writes a reply as server-sent events and records how many chunks
+// went out before the client closed the connection.
+func (f *fakeServer) stream(w http.ResponseWriter, r *http.Request, rep recorded) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(200)
+	fl := w.(http.Flusher)
+	n := 0
+	defer func() {
+		f.mu.Lock()
+		f.sent = append(f.sent, n)
+		f.mu.Unlock()
+	}()
+	for _, c := range rep.Stream {
+		if rep.ChunkMS > 0 {
+			select {
+			case <-time.After(time.Duration(rep.ChunkMS) * time.Millisecond):
+			case <-r.Context().Done():
+				return
+			}
+		}
+		if r.Context().Err() != nil {
+			return
+		}
+		b, _ := json.Marshal(map[string]any{"id": "s", "choices": []any{map[string]any{"index": 0, "delta": map[string]any{"content": c}, "finish_reason": nil}}})
+		fmt.Fprintf(w, "data: %s\n\n", b)
+		fl.Flush()
+		n++
+	}
+	fin := rep.Finish
+	if fin == "" {
+		fin = "stop"
+	}
+	b, _ := json.Marshal(map[string]any{"id": "s", "choices": []any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": fin}},
+		"usage": map[string]any{"prompt_tokens": 100, "completion_tokens": len(rep.Stream)}})
+	fmt.Fprintf(w, "data: %s\n\ndata: [DONE]\n\n", b)
+	fl.Flush()
 }
 
 func (f *fakeServer) client(timeout time.Duration) *Client {
@@ -249,41 +306,10 @@ func TestClientEnvironment(t *testing.T) {
 	}
 }
 
-func TestXMLMode(t *testing.T) {
-	f := newFake(t, "xml.json")
-	q := &fakeQueries{}
-	a := New(Options{Model: f.client(time.Second), Tools: roleTools(), Query: q, XML: true})
-	d := a.Decide(context.Background(), obs())
-	if d.Tool != "speak" || d.Params["text"] != "I trust Player 2" {
-		t.Fatalf("decision %+v", d)
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
 	}
-	if len(f.requests) != 4 {
-		t.Fatalf("%d requests", len(f.requests))
-	}
-	r0 := f.requests[0]
-	if len(r0.Tools) != 0 || len(r0.Stop) != 3 || r0.Stop[0] != "</get_role_details>" {
-		t.Fatalf("first request: tools %d, stop %v", len(r0.Tools), r0.Stop)
-	}
-	// 1: the stop sequence cut the closing tag; the query ran and its
-	// observation was injected.
-	m := f.requests[1].Messages
-	if m[len(m)-2].Content != "Let me look. <get_role_details>Investigator</get_role_details>" {
-		t.Fatalf("assistant turn %q", m[len(m)-2].Content)
-	}
-	if !strings.HasPrefix(m[len(m)-1].Content, "<observation>") || !strings.Contains(m[len(m)-1].Content, "Town Investigative") {
-		t.Fatalf("observation %q", m[len(m)-1].Content)
-	}
-	// 2: the invented observation after the tag was dropped; the failed query's error came back.
-	m = f.requests[2].Messages
-	if strings.Contains(m[len(m)-2].Content, "made up") || !strings.Contains(m[len(m)-1].Content, "Error: ALIVE") {
-		t.Fatalf("messages %+v", m[len(m)-2:])
-	}
-	// 3: a misspelt tool got a diagnostic.
-	m = f.requests[3].Messages
-	if !strings.Contains(m[len(m)-1].Content, "did you mean <get_role_details>") {
-		t.Fatalf("diagnostic %q", m[len(m)-1].Content)
-	}
-	if len(q.calls) != 2 {
-		t.Fatalf("queries %v", q.calls)
-	}
+	return string(b)
 }

@@ -1,17 +1,21 @@
 package llm
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -32,41 +36,69 @@ type ToolCall struct {
 }
 
 // FunctionCall is the function part of ToolCall. Arguments is JSON text, as
-// the model wrote it (possibly invalid).
+// the model wrote it (possibly invalid, or cut short).
 type FunctionCall struct {
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
 }
 
 // ChatRequest is a chat-completions request. Model is filled in by the
-// client when empty.
+// client when empty; Stream and StreamOptions by ChatStream.
 type ChatRequest struct {
-	Model       string           `json:"model"`
-	Messages    []Message        `json:"messages"`
-	Tools       []map[string]any `json:"tools,omitempty"`
-	Stop        []string         `json:"stop,omitempty"`
-	Temperature *float64         `json:"temperature,omitempty"`
-	MaxTokens   int              `json:"max_tokens,omitempty"`
+	Model         string           `json:"model"`
+	Messages      []Message        `json:"messages"`
+	Tools         []map[string]any `json:"tools,omitempty"`
+	Stop          []string         `json:"stop,omitempty"`
+	Temperature   *float64         `json:"temperature,omitempty"`
+	MaxTokens     int              `json:"max_tokens,omitempty"`
+	Stream        bool             `json:"stream,omitempty"`
+	StreamOptions *streamOptions   `json:"stream_options,omitempty"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+// Choice is one choice of a response.
+type Choice struct {
+	Index        int     `json:"index"`
+	Message      Message `json:"message"`
+	FinishReason string  `json:"finish_reason"`
+}
+
+// Usage is a response's token counts.
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
 }
 
 // ChatResponse is the part of a chat-completions response the agent uses.
 type ChatResponse struct {
-	ID      string `json:"id"`
-	Model   string `json:"model"`
-	Choices []struct {
-		Index        int     `json:"index"`
-		Message      Message `json:"message"`
-		FinishReason string  `json:"finish_reason"`
-	} `json:"choices"`
-	Usage struct {
-		PromptTokens     int `json:"prompt_tokens"`
-		CompletionTokens int `json:"completion_tokens"`
-	} `json:"usage"`
+	ID      string   `json:"id"`
+	Model   string   `json:"model"`
+	Choices []Choice `json:"choices"`
+	Usage   Usage    `json:"usage"`
+	// Retries is how many failed attempts came before this answer.
+	Retries int `json:"-"`
+	// Interrupted is set when ChatStream stopped reading the stream early;
+	// FinishReason is then "interrupted".
+	Interrupted bool `json:"-"`
+	// Chunks is the number of streamed content chunks (about one token
+	// each), for servers that report no usage.
+	Chunks int `json:"-"`
 }
 
 // Chatter is what the agent needs from a model: one chat completion.
 type Chatter interface {
 	Chat(ctx context.Context, req ChatRequest) (*ChatResponse, error)
+}
+
+// Streamer is a Chatter that can stream: onText gets the reply's text as it
+// arrives, piece by piece, and returns true to stop reading (the stream is
+// closed at once). Servers that do not stream answer as Chat does, and
+// onText gets the whole text in one piece.
+type Streamer interface {
+	ChatStream(ctx context.Context, req ChatRequest, onText func(delta string) (stop bool)) (*ChatResponse, error)
 }
 
 // ClientOptions configure a Client. Empty fields take the environment's
@@ -81,11 +113,15 @@ type ClientOptions struct {
 	// Timeout bounds each HTTP call [60s]; a call that times out is retried.
 	Timeout time.Duration
 	// Retries is how many times a call that failed with 429, 5xx, a time-out
-	// or a network error is tried again [3]; negative: never.
+	// or a dropped connection is tried again [4]; negative: never.
 	Retries int
-	// Backoff is the wait before the first retry, doubled each time up to
-	// 30 s [500ms]. A Retry-After header of a 429 or 503 is honoured.
+	// Backoff is the base wait before the first retry, doubled each time up
+	// to 30 s, with full jitter (a random wait between half and all of it)
+	// [500ms]. A Retry-After header (seconds or an HTTP date) is honoured.
 	Backoff time.Duration
+	// RetryTime bounds the time spent on one call, retries and waits
+	// included [2m]: a retry that could not start before then is not made.
+	RetryTime time.Duration
 	// HTTP is the HTTP client [a new one].
 	HTTP *http.Client
 }
@@ -93,8 +129,16 @@ type ClientOptions struct {
 // Client is an OpenAI-compatible chat-completions client
 // (POST BaseURL/chat/completions). It works with OpenAI, vLLM, Ollama and
 // llama.cpp's server.
+//
+// Failures are of two kinds. Those that mean the server is wrong for this
+// run (HTTP 401, 403, 404, a malformed URL, a refused connection, an
+// unknown host) fail at once. Those that may pass (429, 5xx, time-outs,
+// dropped connections) are retried with exponential backoff and jitter,
+// bounded by Retries and RetryTime, then fail. Either way the error is an
+// *APIError or a *ConnError naming the URL.
 type Client struct {
 	opt ClientOptions
+	url string // BaseURL/chat/completions
 }
 
 // NewClient returns a client, taking what opt leaves empty from the
@@ -117,42 +161,126 @@ func NewClient(opt ClientOptions) *Client {
 		opt.Timeout = 60 * time.Second
 	}
 	if opt.Retries == 0 {
-		opt.Retries = 3
+		opt.Retries = 4
 	}
 	if opt.Backoff <= 0 {
 		opt.Backoff = 500 * time.Millisecond
 	}
+	if opt.RetryTime <= 0 {
+		opt.RetryTime = 2 * time.Minute
+	}
 	if opt.HTTP == nil {
 		opt.HTTP = &http.Client{}
 	}
-	return &Client{opt: opt}
+	return &Client{opt: opt, url: opt.BaseURL + "/chat/completions"}
 }
 
 // Model is the model the client asks for.
 func (c *Client) Model() string { return c.opt.Model }
 
-// APIError is a refused call: the HTTP status and the server's message.
+// URL is the endpoint the client posts to.
+func (c *Client) URL() string { return c.url }
+
+// Check reports a base URL that cannot work (no http or https scheme, no
+// host), before any call is made.
+func (c *Client) Check() error {
+	u, err := url.Parse(c.opt.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return &ConnError{URL: c.opt.BaseURL, Err: errors.New("not a valid base URL; write http(s)://HOST:PORT/v1")}
+	}
+	return nil
+}
+
+// APIError is a call the server refused: the URL, the HTTP status and the
+// server's message.
 type APIError struct {
-	Status  int
-	Message string
+	URL      string
+	Status   int
+	Message  string
+	Attempts int // calls made, retries included
 }
 
 func (e *APIError) Error() string {
-	return fmt.Sprintf("chat completions: HTTP %d: %s", e.Status, e.Message)
+	s := fmt.Sprintf("model server %s: HTTP %d %s", e.URL, e.Status, http.StatusText(e.Status))
+	if e.Message != "" {
+		s += ": " + e.Message
+	}
+	if e.Attempts > 1 {
+		s += fmt.Sprintf(" (gave up after %d attempts)", e.Attempts)
+	}
+	return s
+}
+
+// Retryable says whether the status may pass: 408, 429 or 5xx.
+func (e *APIError) Retryable() bool {
+	return e.Status == http.StatusRequestTimeout || e.Status == http.StatusTooManyRequests || e.Status >= 500
+}
+
+// ConnError is a call that got no HTTP answer: a malformed URL, a refused
+// connection, an unknown host, a time-out or a dropped connection.
+type ConnError struct {
+	URL      string
+	Err      error
+	Attempts int
+}
+
+func (e *ConnError) Error() string {
+	s := fmt.Sprintf("model server %s: %v", e.URL, e.Err)
+	if e.Attempts > 1 {
+		s += fmt.Sprintf(" (gave up after %d attempts)", e.Attempts)
+	}
+	return s
+}
+
+func (e *ConnError) Unwrap() error { return e.Err }
+
+// Retryable says whether the failure may pass: time-outs and dropped
+// connections may; refused connections, unknown hosts and bad URLs do not.
+func (e *ConnError) Retryable() bool {
+	var dns *net.DNSError
+	var ue *url.Error
+	switch {
+	case errors.Is(e.Err, syscall.ECONNREFUSED), errors.As(e.Err, &dns) && !dns.IsTimeout && !dns.IsTemporary:
+		return false
+	case errors.As(e.Err, &ue) && !ue.Timeout() && ue.Op == "parse":
+		return false
+	}
+	var ne net.Error
+	return errors.Is(e.Err, context.DeadlineExceeded) || errors.As(e.Err, &ne) || errors.Is(e.Err, io.ErrUnexpectedEOF) ||
+		errors.Is(e.Err, io.EOF) || errors.Is(e.Err, syscall.ECONNRESET)
 }
 
 func retryable(err error) bool {
 	var ae *APIError
-	if errors.As(err, &ae) {
-		return ae.Status == http.StatusTooManyRequests || ae.Status >= 500
-	}
-	var ne net.Error
-	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
+	var ce *ConnError
+	return errors.As(err, &ae) && ae.Retryable() || errors.As(err, &ce) && ce.Retryable()
 }
 
-// Chat sends one request, retrying with backoff on 429, 5xx, time-outs and
-// network errors. It gives up when ctx ends.
+// Chat sends one request and reads the whole answer.
 func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResponse, error) {
+	req.Stream, req.StreamOptions = false, nil
+	return c.do(ctx, req, nil)
+}
+
+// ChatStream sends one request with "stream": true and reads the server-sent
+// events as they come, giving onText each piece of the reply's text; when
+// onText returns true the stream is closed at once and the response holds
+// the text so far, with Interrupted set. Tool-call deltas are assembled
+// into the message's ToolCalls.
+func (c *Client) ChatStream(ctx context.Context, req ChatRequest, onText func(string) bool) (*ChatResponse, error) {
+	req.Stream, req.StreamOptions = true, &streamOptions{IncludeUsage: true}
+	if onText == nil {
+		onText = func(string) bool { return false }
+	}
+	return c.do(ctx, req, onText)
+}
+
+// do sends a request, retrying what may pass. A stream is retried only
+// while nothing of it has reached onText.
+func (c *Client) do(ctx context.Context, req ChatRequest, onText func(string) bool) (*ChatResponse, error) {
+	if err := c.Check(); err != nil {
+		return nil, err
+	}
 	if req.Model == "" {
 		req.Model = c.opt.Model
 	}
@@ -160,24 +288,29 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResponse, erro
 	if err != nil {
 		return nil, fmt.Errorf("chat completions: encode request: %w", err)
 	}
+	deadline := time.Now().Add(c.opt.RetryTime)
 	wait := c.opt.Backoff
-	for attempt := 0; ; attempt++ {
-		resp, retryAfter, err := c.once(ctx, body)
+	for attempt := 1; ; attempt++ {
+		started := false
+		resp, retryAfter, err := c.once(ctx, body, onText, &started)
 		if err == nil {
+			resp.Retries = attempt - 1
 			return resp, nil
 		}
+		setAttempts(err, attempt)
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("%w (%v)", err, ctx.Err())
 		}
-		if !retryable(err) || c.opt.Retries < 0 || attempt >= c.opt.Retries {
-			if attempt > 0 {
-				return nil, fmt.Errorf("%w (after %d attempts)", err, attempt+1)
-			}
+		if started || !retryable(err) || c.opt.Retries < 0 || attempt > c.opt.Retries {
 			return nil, err
 		}
-		d := wait
+		// Full jitter over the upper half: between wait/2 and wait.
+		d := wait/2 + rand.N(wait/2+1)
 		if retryAfter > 0 {
 			d = retryAfter
+		}
+		if time.Now().Add(d).After(deadline) {
+			return nil, fmt.Errorf("%w; no retry within %s", err, c.opt.RetryTime)
 		}
 		t := time.NewTimer(d)
 		select {
@@ -190,12 +323,43 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResponse, erro
 	}
 }
 
-func (c *Client) once(ctx context.Context, body []byte) (*ChatResponse, time.Duration, error) {
+func setAttempts(err error, n int) {
+	var ae *APIError
+	var ce *ConnError
+	if errors.As(err, &ae) {
+		ae.Attempts = n
+	} else if errors.As(err, &ce) {
+		ce.Attempts = n
+	}
+}
+
+// parseRetryAfter reads a Retry-After header: seconds or an HTTP date,
+// at most a minute.
+func parseRetryAfter(h string) time.Duration {
+	if h == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(h, 64); err == nil && s >= 0 {
+		return min(time.Duration(s*float64(time.Second)), time.Minute)
+	}
+	if t, err := http.ParseTime(h); err == nil {
+		return min(max(time.Until(t), 0), time.Minute)
+	}
+	return 0
+}
+
+func (c *Client) once(ctx context.Context, body []byte, onText func(string) bool, started *bool) (*ChatResponse, time.Duration, error) {
 	cctx, cancel := context.WithTimeout(ctx, c.opt.Timeout)
 	defer cancel()
-	hreq, err := http.NewRequestWithContext(cctx, http.MethodPost, c.opt.BaseURL+"/chat/completions", bytes.NewReader(body))
+	connErr := func(err error) error {
+		if cctx.Err() != nil && ctx.Err() == nil {
+			err = fmt.Errorf("no answer within %s: %w", c.opt.Timeout, context.DeadlineExceeded)
+		}
+		return &ConnError{URL: c.url, Err: err}
+	}
+	hreq, err := http.NewRequestWithContext(cctx, http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, &ConnError{URL: c.url, Err: err}
 	}
 	hreq.Header.Set("Content-Type", "application/json")
 	if c.opt.APIKey != "" {
@@ -203,44 +367,147 @@ func (c *Client) once(ctx context.Context, body []byte) (*ChatResponse, time.Dur
 	}
 	hresp, err := c.opt.HTTP.Do(hreq)
 	if err != nil {
-		if cctx.Err() != nil && ctx.Err() == nil {
-			return nil, 0, fmt.Errorf("chat completions: no answer within %s: %w", c.opt.Timeout, context.DeadlineExceeded)
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // the URL is named once, by ConnError
 		}
-		return nil, 0, fmt.Errorf("chat completions: %w", err)
+		return nil, 0, connErr(err)
 	}
 	defer hresp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(hresp.Body, 32<<20))
-	if err != nil {
-		if cctx.Err() != nil && ctx.Err() == nil {
-			return nil, 0, fmt.Errorf("chat completions: no answer within %s: %w", c.opt.Timeout, context.DeadlineExceeded)
-		}
-		return nil, 0, fmt.Errorf("chat completions: read response: %w", err)
-	}
 	if hresp.StatusCode/100 != 2 {
-		var retryAfter time.Duration
-		if s, err := strconv.Atoi(hresp.Header.Get("Retry-After")); err == nil && s >= 0 {
-			retryAfter = min(time.Duration(s)*time.Second, time.Minute)
-		}
+		data, _ := io.ReadAll(io.LimitReader(hresp.Body, 1<<20))
 		msg := strings.TrimSpace(string(data))
 		var e struct {
-			Error struct {
+			Error json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal(data, &e) == nil && len(e.Error) > 0 {
+			var inner struct {
 				Message string `json:"message"`
-			} `json:"error"`
+			}
+			var s string
+			if json.Unmarshal(e.Error, &inner) == nil && inner.Message != "" {
+				msg = inner.Message
+			} else if json.Unmarshal(e.Error, &s) == nil && s != "" {
+				msg = s // Ollama: {"error": "..."}
+			}
 		}
-		if json.Unmarshal(data, &e) == nil && e.Error.Message != "" {
-			msg = e.Error.Message
+		msg = strings.Join(strings.Fields(msg), " ") // one line
+		if len(msg) > 300 {
+			msg = msg[:300] + "…"
 		}
-		if len(msg) > 500 {
-			msg = msg[:500] + "…"
+		return nil, parseRetryAfter(hresp.Header.Get("Retry-After")), &APIError{URL: c.url, Status: hresp.StatusCode, Message: msg}
+	}
+	if onText != nil && strings.HasPrefix(hresp.Header.Get("Content-Type"), "text/event-stream") {
+		resp, err := readStream(hresp.Body, onText, started)
+		if err != nil {
+			return nil, 0, connErr(err)
 		}
-		return nil, retryAfter, &APIError{Status: hresp.StatusCode, Message: msg}
+		return resp, 0, nil
+	}
+	data, err := io.ReadAll(io.LimitReader(hresp.Body, 32<<20))
+	if err != nil {
+		return nil, 0, connErr(fmt.Errorf("read response: %w", err))
 	}
 	var out ChatResponse
 	if err := json.Unmarshal(data, &out); err != nil {
-		return nil, 0, fmt.Errorf("chat completions: decode response: %w", err)
+		return nil, 0, fmt.Errorf("model server %s: decode response: %w", c.url, err)
 	}
 	if len(out.Choices) == 0 {
-		return nil, 0, errors.New("chat completions: the response has no choices")
+		return nil, 0, fmt.Errorf("model server %s: the response has no choices", c.url)
+	}
+	if onText != nil {
+		*started = true
+		if onText(out.Choices[0].Message.Content) {
+			out.Interrupted = true
+		}
 	}
 	return &out, 0, nil
+}
+
+// chunk is one server-sent event of a streamed completion.
+type chunk struct {
+	ID      string `json:"id"`
+	Model   string `json:"model"`
+	Choices []struct {
+		Delta struct {
+			Content   string `json:"content"`
+			ToolCalls []struct {
+				Index    int    `json:"index"`
+				ID       string `json:"id"`
+				Type     string `json:"type"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason *string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *Usage `json:"usage"`
+}
+
+// readStream reads "data: {...}" events up to "data: [DONE]" (or the end of
+// the body), or until onText asks to stop.
+func readStream(r io.Reader, onText func(string) bool, started *bool) (*ChatResponse, error) {
+	out := &ChatResponse{Choices: []Choice{{Message: Message{Role: "assistant"}}}}
+	ch := &out.Choices[0]
+	var text strings.Builder
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 8<<20)
+	done := false
+	for !done && sc.Scan() {
+		line := sc.Bytes()
+		if !bytes.HasPrefix(line, []byte("data:")) {
+			continue // comments, event names, blank separators
+		}
+		data := bytes.TrimSpace(line[5:])
+		if bytes.Equal(data, []byte("[DONE]")) {
+			break
+		}
+		var c chunk
+		if err := json.Unmarshal(data, &c); err != nil {
+			return nil, fmt.Errorf("decode stream event: %w", err)
+		}
+		if c.ID != "" {
+			out.ID = c.ID
+		}
+		if c.Model != "" {
+			out.Model = c.Model
+		}
+		if c.Usage != nil {
+			out.Usage = *c.Usage
+		}
+		for _, cc := range c.Choices {
+			for _, tc := range cc.Delta.ToolCalls {
+				for len(ch.Message.ToolCalls) <= tc.Index {
+					ch.Message.ToolCalls = append(ch.Message.ToolCalls, ToolCall{Type: "function"})
+				}
+				t := &ch.Message.ToolCalls[tc.Index]
+				if tc.ID != "" {
+					t.ID = tc.ID
+				}
+				t.Function.Name += tc.Function.Name
+				t.Function.Arguments += tc.Function.Arguments
+				*started = true
+			}
+			if cc.FinishReason != nil && *cc.FinishReason != "" {
+				ch.FinishReason = *cc.FinishReason
+			}
+			if cc.Delta.Content == "" {
+				continue
+			}
+			*started = true
+			out.Chunks++
+			text.WriteString(cc.Delta.Content)
+			if onText(cc.Delta.Content) {
+				out.Interrupted, ch.FinishReason, done = true, "interrupted", true
+				break
+			}
+		}
+	}
+	if err := sc.Err(); err != nil && !done {
+		return nil, fmt.Errorf("read stream: %w", err)
+	}
+	ch.Message.Content = text.String()
+	return out, nil
 }

@@ -19,6 +19,9 @@ func (a *Agent) systemPrompt() string {
 		intro = defaultIntro
 	}
 	b.WriteString(intro)
+	if sc := strings.TrimSpace(a.opt.Scenario); sc != "" {
+		b.WriteString("\n\n## Scenario\n" + sc)
+	}
 	b.WriteString("\n\n## Available Tools\n")
 	for _, s := range a.opt.Tools {
 		kind := "action"

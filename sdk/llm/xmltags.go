@@ -56,8 +56,9 @@ type Tag struct {
 // diagnostic, since the model clearly meant a tool and would otherwise wait
 // for an observation that never comes.
 type TagParser struct {
-	tools []string
-	known map[string]bool
+	tools   []string
+	known   map[string]bool
+	longest int // the longest tool name's length
 }
 
 // NewTagParser returns a parser for the given tool names.
@@ -67,6 +68,7 @@ func NewTagParser(tools []string) *TagParser {
 		if t != "" && !p.known[t] {
 			p.known[t] = true
 			p.tools = append(p.tools, t)
+			p.longest = max(p.longest, len(t))
 		}
 	}
 	return p
@@ -88,9 +90,10 @@ func (p *TagParser) couldBeTool(prefix string) bool {
 }
 
 // lookalike returns the registered tool that an unknown tag name seems to
-// mean, or "".
+// mean, or "". Names much longer than every tool's are not compared, so the
+// edit distance costs no more than the tool names' lengths.
 func (p *TagParser) lookalike(name string) string {
-	if !strings.Contains(name, "_") {
+	if !strings.Contains(name, "_") || len(name) > p.longest+max(2, p.longest/5) {
 		return ""
 	}
 	best := fuzzy.Closest(name, p.tools)
@@ -104,56 +107,79 @@ func (p *TagParser) lookalike(name string) string {
 // ends inside it: streamed text that has not arrived yet) or malformed. Text
 // before it is free prose. Text after a complete tag is not looked at: the
 // caller runs the tool, cuts the text at End, and injects the observation.
+//
+// Find reads the text once, left to right, without recursion: its time is
+// linear in the text's length (and in the tool names' lengths), however
+// deeply tags nest. The Python SDK's TagParser follows the same contract;
+// sdk/testdata/xmltags.json holds the cases both must agree on.
 func (p *TagParser) Find(text string) Tag {
-	for i := 0; i < len(text); i++ {
-		if text[i] != '<' {
-			continue
+	for i := 0; i < len(text); {
+		lt := strings.IndexByte(text[i:], '<')
+		if lt < 0 {
+			break
 		}
-		j := i + 1
-		closing := false
-		if j < len(text) && text[j] == '/' {
-			closing = true
-			j++
-		}
-		k := j
-		for k < len(text) && isNameByte(text[k]) {
-			k++
-		}
-		name := text[j:k]
+		at := i + lt
+		closing, name, k := tagName(text, at)
 		if k == len(text) {
 			// The text ends inside the name: it may become a tool tag.
 			if (name == "" && !closing) || p.couldBeTool(name) {
-				return Tag{Status: TagIncomplete, Start: i, End: len(text), Tool: name,
+				return Tag{Status: TagIncomplete, Start: at, End: len(text), Tool: name,
 					Diagnostic: "your tool tag is not finished; close it, e.g. <tool>argument</tool> or <tool />"}
 			}
 			return Tag{Status: TagNone}
 		}
+		i = max(k, at+1)
 		if name == "" {
 			continue // "a < b"
 		}
 		if !p.known[name] {
 			if best := p.lookalike(name); best != "" {
-				return Tag{Status: TagMalformed, Tool: name, Start: i, End: k,
+				return Tag{Status: TagMalformed, Tool: name, Start: at, End: k,
 					Diagnostic: fmt.Sprintf("<%s> is not a tool; did you mean <%s>? Tools: %s", fuzzy.Clip(name), best, strings.Join(p.tools, ", "))}
 			}
 			continue
 		}
 		if closing {
-			return Tag{Status: TagMalformed, Tool: name, Start: i, End: min(k+1, len(text)),
+			return Tag{Status: TagMalformed, Tool: name, Start: at, End: min(k+1, len(text)),
 				Diagnostic: fmt.Sprintf("</%s> closes a tag that was never opened; write <%s>argument</%s>", name, name, name)}
 		}
-		return p.complete(text, i, k, name)
+		return p.complete(text, at, k, name)
 	}
 	return Tag{Status: TagNone}
 }
 
+// tagName reads the name of the tag that opens at text[at] ('<'): whether
+// it is a closing tag, the name, and the index just past the name.
+func tagName(text string, at int) (closing bool, name string, end int) {
+	j := at + 1
+	if j < len(text) && text[j] == '/' {
+		closing = true
+		j++
+	}
+	k := j
+	for k < len(text) && isNameByte(text[k]) {
+		k++
+	}
+	return closing, text[j:k], k
+}
+
+// skipSpace returns the index of the first byte at or after i that is not
+// white space (space, tab, newline, carriage return, form feed, vertical tab).
+func skipSpace(text string, i int) int {
+	for i < len(text) && strings.IndexByte(space, text[i]) >= 0 {
+		i++
+	}
+	return i
+}
+
+// space is what an argument is trimmed of, in both SDKs: ASCII white space
+// only, never other control characters.
+const space = " \t\n\r\f\v"
+
 // complete reads the rest of the tag whose name ends at k.
 func (p *TagParser) complete(text string, start, k int, name string) Tag {
 	usage := fmt.Sprintf("<%s>argument</%s> or <%s />", name, name, name)
-	m := k
-	for m < len(text) && (text[m] == ' ' || text[m] == '\t' || text[m] == '\n' || text[m] == '\r') {
-		m++
-	}
+	m := skipSpace(text, k)
 	if m == len(text) {
 		return Tag{Status: TagIncomplete, Tool: name, Start: start, End: len(text), Diagnostic: "the tag <" + name + " is not finished; write " + usage}
 	}
@@ -178,35 +204,50 @@ func (p *TagParser) complete(text string, start, k int, name string) Tag {
 	}
 	body := m + 1
 	closeTag := "</" + name + ">"
-	rest := text[body:]
-	c := strings.Index(rest, closeTag)
-	limit := len(rest)
-	if c >= 0 {
-		limit = c
-	}
-	// Another tool tag inside the argument: nested or unclosed.
-	inner := p.Find(rest[:limit])
-	if inner.Status == TagComplete || inner.Status == TagMalformed || (inner.Status == TagIncomplete && c >= 0 && inner.Tool != "") {
-		if inner.Tool != "" && p.known[inner.Tool] {
-			at := body + inner.Start
-			if strings.HasPrefix(text[at:], "</") {
-				return Tag{Status: TagMalformed, Tool: name, Start: start, End: at + len(inner.Tool) + 3,
-					Diagnostic: fmt.Sprintf("<%s> is closed by </%s>; close it with %s", name, inner.Tool, closeTag)}
+	unclosed := Tag{Status: TagIncomplete, Tool: name, Start: start, End: len(text),
+		Diagnostic: fmt.Sprintf("<%s> was never closed; write %s", name, usage)}
+	// Scan the argument for its closing tag; any other tool tag on the way
+	// is an error (tags do not nest).
+	for i := body; i < len(text); {
+		lt := strings.IndexByte(text[i:], '<')
+		if lt < 0 {
+			break
+		}
+		at := i + lt
+		closing, inner, k := tagName(text, at)
+		i = max(k, at+1)
+		if k == len(text) || !p.known[inner] {
+			if k == len(text) {
+				break // the text ends inside a name: still being written
 			}
-			return Tag{Status: TagMalformed, Tool: name, Start: start, End: min(body+limit+len(closeTag), len(text)),
-				Diagnostic: fmt.Sprintf("tool tags cannot be nested: close <%s> with %s before opening <%s>, and call one tool at a time", name, closeTag, inner.Tool)}
+			continue // prose, or a tag that is not a tool
+		}
+		switch {
+		case closing && inner == name:
+			e := skipSpace(text, k)
+			if e == len(text) {
+				return unclosed
+			}
+			if text[e] == '>' {
+				return Tag{Status: TagComplete, Tool: name, Arg: strings.Trim(text[body:at], space), Start: start, End: e + 1}
+			}
+		case closing:
+			return Tag{Status: TagMalformed, Tool: name, Start: start, End: min(k+1, len(text)),
+				Diagnostic: fmt.Sprintf("<%s> is closed by </%s>; close it with %s", name, inner, closeTag)}
+		default:
+			end := len(text)
+			if c := strings.Index(text[at:], closeTag); c >= 0 {
+				end = at + c + len(closeTag)
+			}
+			return Tag{Status: TagMalformed, Tool: name, Start: start, End: end,
+				Diagnostic: fmt.Sprintf("tool tags cannot be nested: close <%s> with %s before opening <%s>, and call one tool at a time", name, closeTag, inner)}
 		}
 	}
-	if c < 0 {
-		// Still being written, unless it is only a prefix of the closing tag.
-		return Tag{Status: TagIncomplete, Tool: name, Start: start, End: len(text),
-			Diagnostic: fmt.Sprintf("<%s> was never closed; write %s", name, usage)}
-	}
-	return Tag{Status: TagComplete, Tool: name, Arg: strings.TrimSpace(rest[:c]), Start: start, End: body + c + len(closeTag)}
+	return unclosed
 }
 
 // FormatObservation wraps a tool's result, or an error message, as the text
 // injected back into the model's context.
 func FormatObservation(s string) string {
-	return "<observation>\n" + strings.TrimSpace(s) + "\n</observation>"
+	return "<observation>\n" + strings.Trim(s, space) + "\n</observation>"
 }

@@ -1,8 +1,13 @@
 package llm
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 var tagTools = []string{"get_role_details", "get_investigation_results", "check_will", "speak"}
@@ -108,5 +113,70 @@ func TestFindTagUnknownIgnored(t *testing.T) {
 func TestFormatObservation(t *testing.T) {
 	if got := FormatObservation(" Player 3's Will: hi "); got != "<observation>\nPlayer 3's Will: hi\n</observation>" {
 		t.Errorf("got %q", got)
+	}
+}
+
+// tagTable is sdk/testdata/xmltags.json: the parser contract both SDKs
+// share.
+type tagTable struct {
+	Tools []string `json:"tools"`
+	Cases []struct {
+		Text, Status, Tool, Arg, Diagnostic string
+		Span                                *string
+	} `json:"cases"`
+}
+
+func loadTagTable(t testing.TB) tagTable {
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "xmltags.json"))
+	require.NoError(t, err)
+	var tt tagTable
+	require.NoError(t, json.Unmarshal(b, &tt))
+	require.NotEmpty(t, tt.Cases)
+	return tt
+}
+
+func TestTagTable(t *testing.T) {
+	tt := loadTagTable(t)
+	p := NewTagParser(tt.Tools)
+	for _, c := range tt.Cases {
+		tag := p.Find(c.Text)
+		require.Equal(t, c.Status, tag.Status.String(), "%q: %+v", c.Text, tag)
+		require.Equal(t, c.Tool, tag.Tool, "%q", c.Text)
+		require.Equal(t, c.Arg, tag.Arg, "%q", c.Text)
+		require.Contains(t, tag.Diagnostic, c.Diagnostic, "%q", c.Text)
+		if c.Span != nil {
+			require.Equal(t, *c.Span, c.Text[tag.Start:tag.End], "%q", c.Text)
+		}
+	}
+}
+
+// nested is n tool tags opened inside each other, then closed.
+func nested(n int) string {
+	return strings.Repeat("<check_will>", n) + "Player 3" + strings.Repeat("</check_will>", n)
+}
+
+// TestDeepNesting: 20,000 nested tags (and as many unknown tags) are read
+// without recursion; BenchmarkDeepNesting measures the time.
+func TestDeepNesting(t *testing.T) {
+	p := NewTagParser(tagTools)
+	tag := p.Find(nested(20000))
+	require.Equal(t, TagMalformed, tag.Status)
+	require.Contains(t, tag.Diagnostic, "cannot be nested")
+	tag = p.Find(strings.Repeat("<get_rol_detailz>", 20000) + "<check_will>x</check_will>")
+	require.Equal(t, TagMalformed, tag.Status, "the first look-alike is reported")
+	tag = p.Find(strings.Repeat("<b>", 20000) + "<check_will>x" + strings.Repeat("</b>", 20000) + "</check_will>")
+	require.Equal(t, TagComplete, tag.Status)
+}
+
+func BenchmarkDeepNesting(b *testing.B) {
+	p := NewTagParser(tagTools)
+	texts := []string{nested(20000), "<check_will>" + strings.Repeat("<b>", 20000) + strings.Repeat("</b>", 20000) + "</check_will>"}
+	b.ResetTimer()
+	for range b.N {
+		for _, s := range texts {
+			if p.Find(s).Status == TagNone {
+				b.Fatal("no tag")
+			}
+		}
 	}
 }

@@ -32,11 +32,13 @@ class ArenaError(Exception):
 
     ``code`` is the server's code (UNAUTHORIZED, SLOT_TAKEN, UNKNOWN_TICK, LIMIT_EXCEEDED,
     NOT_A_QUERY, ...), ``message`` its explanation, ``fatal`` whether the server closed
-    the connection after it, ``tool`` the tool of a failed query.
+    the connection after it, ``tool`` the tool of a failed query, ``data`` what a failed
+    query's result carried besides (a tool's own error envelope, say).
     """
 
-    def __init__(self, code: str, message: str = "", fatal: bool = False, tool: str | None = None):
-        self.code, self.message, self.fatal, self.tool = code, message, fatal, tool
+    def __init__(self, code: str, message: str = "", fatal: bool = False, tool: str | None = None,
+                 data: dict | None = None):
+        self.code, self.message, self.fatal, self.tool, self.data = code, message, fatal, tool, data
         where = f"query {tool}: " if tool else ""
         super().__init__(f"{where}server answered {code}: {message}")
 
@@ -355,7 +357,7 @@ class Client:
         if r is None:
             raise ConnectionLost(f"query {tool}: the connection ended before the result")
         if not r.get("success"):
-            raise ArenaError(r.get("error_code", ""), r.get("error_message", ""), False, tool)
+            raise ArenaError(r.get("error_code", ""), r.get("error_message", ""), False, tool, r.get("data"))
         return Record.wrap(r.get("data") or {})
 
     def query_world(self, radius: float | None = None, filter_type: str | None = None) -> Record:
@@ -404,7 +406,9 @@ class Client:
         ``on_episode_end(msg)``. Returning None or a dict is allowed (None is idle; a
         dict is ``{"tool", "params", "reasoning"}``). While it decides,
         :func:`agent_arena_sdk.query` and :func:`current_client` reach this client.
-        Dead agents' last observation is not passed to the agent.
+        Dead agents' last observation is not passed to the agent. An exception the
+        agent raises idles that tick, except one marked ``stops_run`` (a fatal
+        :class:`agent_arena_sdk.llm.ModelError`), which ends the run.
         """
         if self._session is None:
             self.connect()
@@ -456,7 +460,9 @@ class Client:
                         d = decide(obs)
                     except (ConnectionLost, KeyboardInterrupt):
                         raise
-                    except Exception:
+                    except Exception as e:
+                        if getattr(e, "stops_run", False):
+                            raise  # e.g. the model server refused the key: stop, loudly
                         self.log.exception("arena: the agent raised; idling this tick")
                         d = Decision.idle("the agent raised an exception")
                     try:

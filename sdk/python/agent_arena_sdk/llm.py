@@ -14,18 +14,20 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import re
 import socket
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from typing import Any, Callable
 
 from .types import Decision
 from .xmltags import COMPLETE, INCOMPLETE, MALFORMED, NONE, TagParser, format_observation
 
-__all__ = ["ChatClient", "APIError", "LLMAgent", "PERMANENT", "TURN_BASED"]
+__all__ = ["ChatClient", "ModelError", "APIError", "ConnError", "is_fatal", "LLMAgent", "PERMANENT", "TURN_BASED"]
 
 PERMANENT = "permanent"  # kept for the rest of the episode
 TURN_BASED = "turn"      # for the current turn only
@@ -45,41 +47,115 @@ def compact(v: Any) -> str:
 
 # -- the OpenAI-compatible client -------------------------------------------------
 
-class APIError(Exception):
-    """A refused call: the HTTP status and the server's message."""
+_STATUS_TEXT = {400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 408: "Request Timeout",
+                413: "Content Too Large", 422: "Unprocessable Entity", 429: "Too Many Requests",
+                500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout"}
 
-    def __init__(self, status: int, message: str):
+
+class ModelError(Exception):
+    """The model server failed. ``fatal`` errors (see :func:`is_fatal`) stop the run:
+    :meth:`LLMAgent.decide` raises them and :func:`agent_arena_sdk.run` lets them through."""
+
+    stops_run = True
+
+    def __init__(self, url: str, text: str):
+        self.url, self.text, self.attempts = url, text, 1
+        super().__init__(text)
+
+    def __str__(self):
+        s = f"model server {self.url}: {self.text}"
+        if self.attempts > 1:
+            s += f" (gave up after {self.attempts} attempts)"
+        return s
+
+    def retryable(self) -> bool:
+        return False
+
+
+class APIError(ModelError):
+    """A call the server refused: the URL, the HTTP status and the server's message."""
+
+    def __init__(self, status: int, message: str, url: str = ""):
         self.status, self.message = status, message
-        super().__init__(f"chat completions: HTTP {status}: {message}")
+        text = f"HTTP {status} {_STATUS_TEXT.get(status, '')}".rstrip() + (f": {message}" if message else "")
+        super().__init__(url, text)
+
+    def retryable(self) -> bool:
+        return self.status in (408, 429) or self.status >= 500
 
 
-class _Retryable(Exception):
-    pass
+class ConnError(ModelError):
+    """A call that got no HTTP answer: a bad URL, a refused connection, an unknown host
+    (not retried), a time-out or a dropped connection (retried)."""
+
+    def __init__(self, url: str, text: str, retry: bool):
+        self._retry = retry
+        super().__init__(url, text)
+
+    def retryable(self) -> bool:
+        return self._retry
+
+
+def is_fatal(err: BaseException) -> bool:
+    """Whether a model error means the server is wrong for the run: every ModelError but
+    HTTP 400, 413 and 422 (a request the server refuses, e.g. one too long)."""
+    if isinstance(err, APIError):
+        return err.status not in (400, 413, 422)
+    return isinstance(err, ModelError)
+
+
+def _retry_after(h) -> float | None:
+    if not h:
+        return None
+    try:
+        return min(max(float(h), 0.0), 60.0)
+    except ValueError:
+        pass
+    try:
+        from email.utils import parsedate_to_datetime
+        return min(max(parsedate_to_datetime(h).timestamp() - time.time(), 0.0), 60.0)
+    except (TypeError, ValueError):
+        return None
 
 
 class ChatClient:
     """An OpenAI-compatible chat-completions client (POST base_url/chat/completions)
-    over urllib: OpenAI, vLLM, Ollama, llama.cpp's server.
+    over urllib: OpenAI, vLLM, Ollama, llama.cpp's server (mirrors sdk/llm's Client).
 
     Empty arguments come from $OPENAI_BASE_URL (default https://api.openai.com/v1),
-    $OPENAI_API_KEY and $ARENA_MODEL. Each call is bounded by ``timeout`` seconds; a
-    call failing with 429, 5xx, a time-out or a network error is tried ``retries``
-    more times, waiting ``backoff`` seconds doubled each time (at most 30), or what a
-    Retry-After header says (at most 60).
+    $OPENAI_API_KEY and $ARENA_MODEL. HTTP 401/403/404, a malformed URL, a refused
+    connection or an unknown host raise at once; 408, 429, 5xx, time-outs (``timeout``
+    seconds per call) and dropped connections are tried ``retries`` more times with
+    exponential backoff from ``backoff`` seconds (doubled, at most 30, with jitter) or
+    what Retry-After says, within ``retry_time`` seconds in all. Errors are
+    :class:`APIError` or :class:`ConnError`, naming the URL.
     """
 
     def __init__(self, model: str | None = None, base_url: str | None = None, api_key: str | None = None,
-                 timeout: float = 60.0, retries: int = 3, backoff: float = 0.5):
+                 timeout: float = 60.0, retries: int = 4, backoff: float = 0.5, retry_time: float = 120.0):
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1").rstrip("/")
         self.api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY", "")
         self.model = model or os.environ.get("ARENA_MODEL", "")
         self.timeout = timeout if timeout and timeout > 0 else 60.0
         self.retries = retries
         self.backoff = backoff if backoff > 0 else 0.5
+        self.retry_time = retry_time if retry_time > 0 else 120.0
+        self.url = self.base_url + "/chat/completions"
+
+    def check(self):
+        """Raises ConnError for a base URL that cannot work."""
+        u = urllib.parse.urlsplit(self.base_url)
+        if u.scheme not in ("http", "https") or not u.hostname:
+            raise ConnError(self.base_url, "not a valid base URL; write http(s)://HOST:PORT/v1", False)
 
     def chat(self, messages: list, tools: list | None = None, stop: list | None = None,
-             temperature: float | None = None, max_tokens: int | None = None, model: str | None = None) -> dict:
-        """One chat completion; returns the response (a dict with ``choices``)."""
+             temperature: float | None = None, max_tokens: int | None = None, model: str | None = None,
+             on_text: Callable[[str], bool] | None = None) -> dict:
+        """One chat completion; returns the response (a dict with ``choices``; ``retries``
+        counts failed attempts before it). With ``on_text`` the reply is streamed
+        (``"stream": true``): each piece of text goes to ``on_text``, and when it returns
+        True the stream is closed at once (``interrupted`` is then True)."""
+        self.check()
         req: dict[str, Any] = {"model": model or self.model, "messages": messages}
         if tools:
             req["tools"] = tools
@@ -89,70 +165,131 @@ class ChatClient:
             req["temperature"] = temperature
         if max_tokens:
             req["max_tokens"] = max_tokens
+        if on_text is not None:
+            req["stream"] = True
+            req["stream_options"] = {"include_usage": True}
         body = json.dumps(req).encode()
+        deadline = time.monotonic() + self.retry_time
         wait = self.backoff
-        attempt = 0
+        attempt = 1
         while True:
-            retry_after = None
+            started = [False]
             try:
-                return self._once(body)
-            except _Retryable as e:
-                err, retry_after = e.args[0], e.args[1]
-            if self.retries < 0 or attempt >= self.retries:
-                err.attempts = attempt + 1
-                raise err
-            time.sleep(retry_after if retry_after is not None else wait)
+                out = self._once(body, on_text, started)
+                out["retries"] = attempt - 1
+                return out
+            except ModelError as e:
+                e.attempts = attempt
+                ra = getattr(e, "retry_after", None)
+                if started[0] or not e.retryable() or self.retries < 0 or attempt > self.retries:
+                    raise
+                d = ra if ra is not None else wait / 2 + random.uniform(0, wait / 2)
+                if time.monotonic() + d > deadline:
+                    e.text += f"; no retry within {self.retry_time:g}s"
+                    raise
+            time.sleep(d)
             wait = min(wait * 2, 30.0)
             attempt += 1
 
-    def _once(self, body: bytes) -> dict:
+    def _once(self, body: bytes, on_text, started) -> dict:
         headers = {"Content-Type": "application/json"}
         if self.api_key:
             headers["Authorization"] = "Bearer " + self.api_key
-        hreq = urllib.request.Request(self.base_url + "/chat/completions", data=body, headers=headers, method="POST")
+        hreq = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
         try:
-            with urllib.request.urlopen(hreq, timeout=self.timeout) as resp:
-                data = resp.read(32 << 20)
+            resp = urllib.request.urlopen(hreq, timeout=self.timeout)
         except urllib.error.HTTPError as e:
             try:
-                raw = e.read(32 << 20).decode("utf-8", "replace").strip()
+                raw = e.read(1 << 20).decode("utf-8", "replace").strip()
             except (OSError, socket.timeout):
                 raw = ""
             msg = raw
             try:
-                m = json.loads(raw).get("error", {}).get("message")
-                if m:
-                    msg = m
+                err = json.loads(raw).get("error")
+                if isinstance(err, dict) and err.get("message"):
+                    msg = err["message"]
+                elif isinstance(err, str) and err:
+                    msg = err  # Ollama: {"error": "..."}
             except (ValueError, AttributeError):
                 pass
-            if len(msg) > 500:
-                msg = msg[:500] + "…"
-            err = APIError(e.code, msg)
-            if e.code == 429 or e.code >= 500:
-                ra = None
-                try:
-                    s = int((e.headers or {}).get("Retry-After", ""))
-                    if s >= 0:
-                        ra = float(min(s, 60))
-                except (TypeError, ValueError):
-                    pass
-                raise _Retryable(err, ra)
-            raise err
-        except (TimeoutError, socket.timeout) as e:
-            raise _Retryable(TimeoutError(f"chat completions: no answer within {self.timeout}s"), None) from e
+            msg = " ".join(msg.split())
+            if len(msg) > 300:
+                msg = msg[:300] + "…"
+            err = APIError(e.code, msg, self.url)
+            err.retry_after = _retry_after((e.headers or {}).get("Retry-After"))
+            raise err from None
         except urllib.error.URLError as e:
-            if isinstance(e.reason, (TimeoutError, socket.timeout)):
-                raise _Retryable(TimeoutError(f"chat completions: no answer within {self.timeout}s"), None) from e
-            raise _Retryable(ConnectionError(f"chat completions: {e.reason}"), None) from e
-        except (ConnectionError, OSError) as e:
-            raise _Retryable(ConnectionError(f"chat completions: {e}"), None) from e
+            raise self._conn_error(e.reason) from None
+        except (TimeoutError, socket.timeout, OSError) as e:
+            raise self._conn_error(e) from None
+        with resp:
+            try:
+                if on_text is not None and resp.headers.get("Content-Type", "").startswith("text/event-stream"):
+                    return self._read_stream(resp, on_text, started)
+                data = resp.read(32 << 20)
+            except (TimeoutError, socket.timeout, OSError) as e:
+                raise self._conn_error(e) from None
         try:
             out = json.loads(data)
         except ValueError as e:
-            raise ValueError(f"chat completions: decode response: {e}") from e
-        if not out.get("choices"):
-            raise ValueError("chat completions: the response has no choices")
+            raise ConnError(self.url, f"decode response: {e}", False) from None
+        if not isinstance(out, dict) or not out.get("choices"):
+            raise ConnError(self.url, "the response has no choices", False)
+        if on_text is not None:
+            started[0] = True
+            out["interrupted"] = bool(on_text((out["choices"][0].get("message") or {}).get("content") or ""))
         return out
+
+    def _conn_error(self, reason) -> ConnError:
+        if isinstance(reason, (TimeoutError, socket.timeout)):
+            return ConnError(self.url, f"no answer within {self.timeout:g}s", True)
+        if isinstance(reason, ConnectionRefusedError):
+            return ConnError(self.url, f"connection refused: {reason.strerror or reason}", False)
+        if isinstance(reason, socket.gaierror):
+            return ConnError(self.url, f"unknown host: {reason}", False)
+        return ConnError(self.url, str(reason), True)
+
+    @staticmethod
+    def _read_stream(resp, on_text, started) -> dict:
+        text, calls, finish, usage, chunks, interrupted = [], [], None, {}, 0, False
+        for raw in resp:
+            line = raw.decode("utf-8", "replace").strip()
+            if not line.startswith("data:"):
+                continue
+            data = line[5:].strip()
+            if data == "[DONE]":
+                break
+            ev = json.loads(data)
+            if ev.get("usage"):
+                usage = ev["usage"]
+            for ch in ev.get("choices") or []:
+                delta = ch.get("delta") or {}
+                for tc in delta.get("tool_calls") or []:
+                    i = tc.get("index", 0)
+                    while len(calls) <= i:
+                        calls.append({"id": "", "type": "function", "function": {"name": "", "arguments": ""}})
+                    fn = tc.get("function") or {}
+                    calls[i]["id"] = tc.get("id") or calls[i]["id"]
+                    calls[i]["function"]["name"] += fn.get("name") or ""
+                    calls[i]["function"]["arguments"] += fn.get("arguments") or ""
+                    started[0] = True
+                if ch.get("finish_reason"):
+                    finish = ch["finish_reason"]
+                piece = delta.get("content") or ""
+                if piece:
+                    started[0] = True
+                    chunks += 1
+                    text.append(piece)
+                    if on_text(piece):
+                        interrupted, finish = True, "interrupted"
+                        break
+            if interrupted:
+                break
+        msg = {"role": "assistant", "content": "".join(text)}
+        if calls:
+            msg["tool_calls"] = calls
+        return {"choices": [{"index": 0, "message": msg, "finish_reason": finish}], "usage": usage,
+                "interrupted": interrupted, "chunks": chunks}
 
 
 # -- parameters --------------------------------------------------------------------
@@ -208,11 +345,64 @@ def _validate(schema: dict | None, params: dict) -> dict:
 
 # -- the agent ---------------------------------------------------------------------
 
+def _is_envelope(v) -> bool:
+    """A tool's data that is already a seed-003 envelope (debate's context_search)."""
+    return (isinstance(v, dict) and len(v) == 2 and "result" in v and v.get("status") in ("success", "error"))
+
+
+def _ints(v):
+    """Whole floats back to ints (CBOR may carry 1 as 1.0), so 1 is written 1."""
+    if isinstance(v, float) and v.is_integer() and abs(v) < 2 ** 53:
+        return int(v)
+    if isinstance(v, dict):
+        return {k: _ints(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_ints(x) for x in v]
+    return v
+
+
 class _Call:
     __slots__ = ("action", "result", "failed", "data")
 
     def __init__(self, action=None, result="", failed=False, data=None):
         self.action, self.result, self.failed, self.data = action, result, failed, data
+
+    def envelope(self) -> str:
+        """The tool message, as seed 003 gives it: {"status":"success","result":{...}} or
+        {"status":"error","result":"message"}; a tool's own envelope passes unwrapped."""
+        if _is_envelope(self.data):
+            body = self.data
+        elif self.failed:
+            body = {"status": "error", "result": self.result}
+        else:
+            body = {"status": "success", "result": self.data}
+        return json.dumps(_ints(body), separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def _cut_note(what: str) -> str:
+    return (f"Your reply was cut off (the token limit was reached) {what}; nothing was run. "
+            "Write the call again, complete, with less text before it.")
+
+
+class _TagWatcher:
+    """Follows streamed text and asks to stop at the first complete (or malformed) tool
+    tag, rescanning only from where a tag may still begin."""
+
+    def __init__(self, parser: TagParser):
+        self.p, self.buf, self.start = parser, [], 0
+        self.text = ""
+
+    def __call__(self, piece: str) -> bool:
+        self.text += piece
+        tag = self.p.find(self.text[self.start:])
+        if tag.status in (COMPLETE, MALFORMED):
+            return True
+        if tag.status == INCOMPLETE:
+            self.start += tag.start
+        else:
+            i = self.text.rfind("<", self.start)
+            self.start = i if i >= 0 else len(self.text)
+        return False
 
 
 class LLMAgent:
@@ -225,15 +415,26 @@ class LLMAgent:
     ``transcripts`` is a folder where each turn is appended to AGENT.jsonl.
     A model that calls no tool idles with its text as the reasoning; past
     ``tool_call_limit`` tool calls in a turn (failed ones count) the turn ends idle.
+
+    A model server that fails for good (:func:`is_fatal`: 401/403/404, a bad URL, a
+    refused connection, retries that ran out) makes :meth:`decide` raise the
+    :class:`ModelError`, which stops :func:`agent_arena_sdk.run`. In XML mode replies
+    are streamed and read only up to the first complete tool tag (``stream=False``
+    reads whole replies and drops the text after it). ``usage`` counts model calls,
+    retries, tokens in and out and latency.
     """
 
     def __init__(self, model: str | None = None, base_url: str | None = None, api_key: str | None = None, *,
-                 xml: bool = False, tool_call_limit: int = 10, timeout: float = 60.0, retries: int = 3,
+                 xml: bool = False, tool_call_limit: int = 10, timeout: float = 60.0, retries: int = 4,
                  backoff: float = 0.5, transcripts: str | None = None, system: str | None = None,
                  tools: list | None = None, query: Callable[[str, dict], Any] | None = None,
                  chat: Any = None, persistence: Callable[[dict], str] | None = None, max_memory: int = 50,
-                 temperature: float | None = None, max_tokens: int | None = None):
-        self.client = chat or ChatClient(model, base_url, api_key, timeout=timeout, retries=retries, backoff=backoff)
+                 temperature: float | None = None, max_tokens: int | None = None, stream: bool = True,
+                 retry_time: float = 120.0):
+        self.client = chat or ChatClient(model, base_url, api_key, timeout=timeout, retries=retries, backoff=backoff,
+                                         retry_time=retry_time)
+        self.stream = stream
+        self.usage = {"model_calls": 0, "retries": 0, "tokens_in": 0, "tokens_out": 0, "latency_ms": 0}
         self.xml = xml
         self.tool_call_limit = tool_call_limit if tool_call_limit > 0 else 10
         self.transcripts = transcripts
@@ -397,10 +598,15 @@ class LLMAgent:
                 "messages": [{"role": "system", "content": self.system_prompt(tools)},
                              {"role": "user", "content": self.observation_prompt(obs)}],
                 "tool_calls": 0}
+        turn["usage"] = {k: 0 for k in self.usage}
         try:
             d = self._xml_loop(turn, tools) if self.xml else self._tool_loop(turn, tools)
-        except Exception as e:  # the model is unavailable: idle
+        except Exception as e:
             turn["error"] = str(e)
+            if is_fatal(e):
+                if self.transcripts:
+                    self._write_transcript(turn)
+                raise  # the server is wrong for the run: say so, do not idle
             d = Decision.idle("model unavailable: " + str(e))
         if not d.tool:
             d.tool = "idle"
@@ -415,7 +621,24 @@ class LLMAgent:
     __call__ = decide
 
     def _chat(self, turn, **kw) -> dict:
-        resp = self.client.chat(turn["messages"], temperature=self.temperature, max_tokens=self.max_tokens, **kw)
+        """One model call, accounted for; returns the response's first choice (with
+        ``interrupted`` when a stream was closed early)."""
+        if not self.stream:
+            kw.pop("on_text", None)
+        start = time.monotonic()
+        try:
+            resp = self.client.chat(turn["messages"], temperature=self.temperature, max_tokens=self.max_tokens, **kw)
+        finally:
+            ms = int((time.monotonic() - start) * 1000)
+            for u in (self.usage, turn["usage"]):
+                u["model_calls"] += 1
+                u["latency_ms"] += ms
+        usage = resp.get("usage") or {}
+        out_tokens = usage.get("completion_tokens") or resp.get("chunks") or 0
+        for u in (self.usage, turn["usage"]):
+            u["retries"] += resp.get("retries") or 0
+            u["tokens_in"] += usage.get("prompt_tokens") or 0
+            u["tokens_out"] += out_tokens
         return resp["choices"][0]
 
     def _call(self, by_name: dict, name: str, params: dict, reasoning: str) -> _Call:
@@ -435,12 +658,15 @@ class LLMAgent:
         try:
             data = self._run_query(name, params)
         except Exception as e:
+            edata = getattr(e, "data", None)
+            if _is_envelope(edata):
+                return _Call(failed=True, result=str(edata["result"]), data=edata)
             code = getattr(e, "code", None)
             if code is not None and hasattr(e, "message"):
                 return _Call(failed=True, result=f"{code}: {e.message}")
             return _Call(failed=True, result=str(e))
         data = dict(data) if isinstance(data, dict) else data
-        text = compact(data)
+        text = compact(data["result"] if _is_envelope(data) else data)
         self._remember(spec, name, params, text)
         return _Call(result=text, data=data)
 
@@ -456,10 +682,20 @@ class LLMAgent:
     def _tool_loop(self, turn, tools) -> Decision:
         fns, by_name = self._functions(tools), {t.get("name"): t for t in tools}
         while True:
-            msg = dict(self._chat(turn, tools=fns).get("message") or {})
+            ch = self._chat(turn, tools=fns)
+            msg = dict(ch.get("message") or {})
             msg["role"] = "assistant"
             msg["content"] = msg.get("content") or ""
             calls = [dict(tc) for tc in (msg.get("tool_calls") or [])]
+            if calls and ch.get("finish_reason") == "length":
+                # The arguments may be cut anywhere: run none of the calls.
+                name = (calls[-1].get("function") or {}).get("name", "")
+                turn["messages"].append({"role": "assistant", "content": msg["content"]})
+                turn["messages"].append({"role": "user", "content": _cut_note(f"while you were writing a call to {name}")})
+                if turn["tool_calls"] >= self.tool_call_limit:
+                    return self._limit_reached(msg["content"])
+                turn["tool_calls"] += 1
+                continue
             if calls:
                 msg["tool_calls"] = calls
             else:
@@ -483,15 +719,14 @@ class LLMAgent:
                     if not isinstance(params, dict):
                         raise ValueError("not a JSON object")
                 except ValueError as e:
-                    c = _Call(failed=True, result=f"Invalid arguments JSON for {name}: {e}; send the arguments "
+                    c = _Call(failed=True, result=f"Invalid arguments JSON: {e}; send the arguments of {name} "
                                                   f"as one JSON object")
                 else:
                     c = self._call(by_name, name, params, content)
                 if c.action is not None:
                     return c.action
-                body = {"status": "error", "error": c.result} if c.failed else {"status": "success", "result": c.data}
                 turn["messages"].append({"role": "tool", "tool_call_id": tc["id"], "name": name,
-                                         "content": json.dumps(body, ensure_ascii=False, default=str)})
+                                         "content": c.envelope()})
 
     def _xml_args(self, spec: dict, arg: str):
         if arg.startswith("{"):
@@ -516,26 +751,35 @@ class LLMAgent:
     def _xml_loop(self, turn, tools) -> Decision:
         by_name = {t.get("name"): t for t in tools}
         parser = TagParser(list(by_name))
-        stops = [f"</{s.get('name')}>" for s in tools if s.get("query")][:4]
         reasoning = ""
         while True:
-            text = (self._chat(turn, stop=stops).get("message") or {}).get("content") or ""
+            ch = self._chat(turn, on_text=_TagWatcher(parser))
+            text = (ch.get("message") or {}).get("content") or ""
             tag = parser.find(text)
-            if (tag.status == INCOMPLETE and tag.tool and f"</{tag.tool}>" in stops
-                    and f"</{tag.tool}>" not in text[tag.start:]):
-                text += f"</{tag.tool}>"  # stopped on the closing tag, which the API leaves out
-                tag = parser.find(text)
-            if tag.status == NONE or (tag.status == INCOMPLETE and not tag.tool):
+            cut = ch.get("finish_reason") == "length"
+            obs_text = ""
+            if (tag.status == NONE or (tag.status == INCOMPLETE and not tag.tool)) and not cut:
                 turn["messages"].append({"role": "assistant", "content": text})
                 return Decision.idle((reasoning + text).strip())
-            reasoning += text[:tag.start]
-            turn["messages"].append({"role": "assistant", "content": text[:tag.end]})
+            if tag.status in (NONE, INCOMPLETE):
+                # Cut off, or the stream ended inside a tag: never run a part.
+                turn["messages"].append({"role": "assistant", "content": text})
+                reasoning += text[:tag.start] if tag.status == INCOMPLETE else text
+                if tag.status == NONE:
+                    obs_text = _cut_note("before you called a tool")
+                elif cut:
+                    obs_text = _cut_note(f"in the middle of <{tag.tool}>" if tag.tool else "in the middle of a tool tag")
+                else:
+                    obs_text = "Error: your reply ended inside a tool tag, so nothing was run: " + tag.diagnostic
+            else:
+                reasoning += text[:tag.start]
+                turn["messages"].append({"role": "assistant", "content": text[:tag.end]})
             if turn["tool_calls"] >= self.tool_call_limit:
                 return self._limit_reached(reasoning)
             turn["tool_calls"] += 1
-            if tag.status in (MALFORMED, INCOMPLETE):
+            if tag.status == MALFORMED:
                 obs_text = "Error: " + tag.diagnostic
-            else:
+            elif tag.status == COMPLETE:
                 params, msg = self._xml_args(by_name[tag.tool], tag.arg)
                 if msg:
                     obs_text = "Error: " + msg

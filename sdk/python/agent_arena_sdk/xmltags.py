@@ -5,7 +5,8 @@
 
 Only registered tool names are tool tags; other tags (<thinking>, <b>) are prose,
 except a snake_case name within a small edit distance of a tool, which is reported
-as malformed with a "did you mean" diagnostic.
+as malformed with a "did you mean" diagnostic. The parser reads the text once,
+without recursion; sdk/testdata/xmltags.json is the table both SDKs must agree on.
 """
 
 from __future__ import annotations
@@ -53,23 +54,49 @@ def clip(s: str) -> str:
     return s[:64] + "…" if len(s) > 64 else s
 
 
-def _name_char(c: str) -> bool:
-    return c in "_-." or ("a" <= c <= "z") or ("A" <= c <= "Z") or ("0" <= c <= "9")
+_NAME = frozenset("_-.abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+
+# What an argument is trimmed of, in both SDKs: ASCII white space only.
+SPACE = " \t\n\r\f\v"
+
+
+def _tag_name(text: str, at: int):
+    """The tag opening at text[at] ('<'): (closing, name, index past the name)."""
+    n = len(text)
+    j = at + 1
+    closing = j < n and text[j] == "/"
+    if closing:
+        j += 1
+    k = j
+    while k < n and text[k] in _NAME:
+        k += 1
+    return closing, text[j:k], k
+
+
+def _skip_space(text: str, i: int) -> int:
+    n = len(text)
+    while i < n and text[i] in SPACE:
+        i += 1
+    return i
 
 
 class TagParser:
+    """Finds tool tags in model text (the contract of sdk/llm's TagParser: linear time,
+    no recursion, the results of sdk/testdata/xmltags.json)."""
+
     def __init__(self, tools):
         self.tools: list[str] = []
         for t in tools:
             if t and t not in self.tools:
                 self.tools.append(t)
         self.known = set(self.tools)
+        self.longest = max((len(t) for t in self.tools), default=0)
 
     def _could_be_tool(self, prefix: str) -> bool:
         return any(t.startswith(prefix) for t in self.tools)
 
     def _lookalike(self, name: str) -> str:
-        if "_" not in name:
+        if "_" not in name or len(name) > self.longest + max(2, self.longest // 5):
             return ""
         best = closest(name, self.tools)
         if not best or distance(name.lower(), best) > max(2, len(best) // 5):
@@ -80,42 +107,36 @@ class TagParser:
         """The first tool tag of ``text``: complete, incomplete (the text ends inside
         it) or malformed; Tag(NONE) when there is none."""
         n = len(text)
-        for i, ch in enumerate(text):
-            if ch != "<":
-                continue
-            j = i + 1
-            closing = j < n and text[j] == "/"
-            if closing:
-                j += 1
-            k = j
-            while k < n and _name_char(text[k]):
-                k += 1
-            name = text[j:k]
+        i = 0
+        while i < n:
+            at = text.find("<", i)
+            if at < 0:
+                break
+            closing, name, k = _tag_name(text, at)
             if k == n:
                 if (name == "" and not closing) or self._could_be_tool(name):
-                    return Tag(INCOMPLETE, name, "", i, n,
+                    return Tag(INCOMPLETE, name, "", at, n,
                                "your tool tag is not finished; close it, e.g. <tool>argument</tool> or <tool />")
                 return Tag(NONE)
+            i = max(k, at + 1)
             if name == "":
                 continue  # "a < b"
             if name not in self.known:
                 best = self._lookalike(name)
                 if best:
-                    return Tag(MALFORMED, name, "", i, k,
+                    return Tag(MALFORMED, name, "", at, k,
                                f"<{clip(name)}> is not a tool; did you mean <{best}>? Tools: {', '.join(self.tools)}")
                 continue
             if closing:
-                return Tag(MALFORMED, name, "", i, min(k + 1, n),
+                return Tag(MALFORMED, name, "", at, min(k + 1, n),
                            f"</{name}> closes a tag that was never opened; write <{name}>argument</{name}>")
-            return self._complete(text, i, k, name)
+            return self._complete(text, at, k, name)
         return Tag(NONE)
 
     def _complete(self, text: str, start: int, k: int, name: str) -> Tag:
         n = len(text)
         usage = f"<{name}>argument</{name}> or <{name} />"
-        m = k
-        while m < n and text[m] in " \t\n\r":
-            m += 1
+        m = _skip_space(text, k)
         if m == n:
             return Tag(INCOMPLETE, name, "", start, n, f"the tag <{name} is not finished; write {usage}")
         if text[m] == "/":
@@ -132,24 +153,35 @@ class TagParser:
                        f"tool tags take no attributes; put the argument between the tags: {usage}")
         body = m + 1
         close_tag = f"</{name}>"
-        rest = text[body:]
-        c = rest.find(close_tag)
-        limit = c if c >= 0 else len(rest)
-        inner = self.find(rest[:limit])
-        if inner.status in (COMPLETE, MALFORMED) or (inner.status == INCOMPLETE and c >= 0 and inner.tool):
-            if inner.tool and inner.tool in self.known:
-                at = body + inner.start
-                if text.startswith("</", at):
-                    return Tag(MALFORMED, name, "", start, at + len(inner.tool) + 3,
-                               f"<{name}> is closed by </{inner.tool}>; close it with {close_tag}")
-                return Tag(MALFORMED, name, "", start, min(body + limit + len(close_tag), n),
+        unclosed = Tag(INCOMPLETE, name, "", start, n, f"<{name}> was never closed; write {usage}")
+        i = body
+        while i < n:
+            at = text.find("<", i)
+            if at < 0:
+                break
+            closing, inner, k2 = _tag_name(text, at)
+            i = max(k2, at + 1)
+            if k2 == n:
+                break  # the text ends inside a name: still being written
+            if inner not in self.known:
+                continue  # prose, or a tag that is not a tool
+            if closing and inner == name:
+                e = _skip_space(text, k2)
+                if e == n:
+                    return unclosed
+                if text[e] == ">":
+                    return Tag(COMPLETE, name, text[body:at].strip(SPACE), start, e + 1)
+            elif closing:
+                return Tag(MALFORMED, name, "", start, min(k2 + 1, n),
+                           f"<{name}> is closed by </{inner}>; close it with {close_tag}")
+            else:
+                c = text.find(close_tag, at)
+                return Tag(MALFORMED, name, "", start, c + len(close_tag) if c >= 0 else n,
                            f"tool tags cannot be nested: close <{name}> with {close_tag} before opening "
-                           f"<{inner.tool}>, and call one tool at a time")
-        if c < 0:
-            return Tag(INCOMPLETE, name, "", start, n, f"<{name}> was never closed; write {usage}")
-        return Tag(COMPLETE, name, rest[:c].strip(), start, body + c + len(close_tag))
+                           f"<{inner}>, and call one tool at a time")
+        return unclosed
 
 
 def format_observation(s: str) -> str:
     """Wraps a tool's result, or an error message, as the text injected back to the model."""
-    return "<observation>\n" + s.strip() + "\n</observation>"
+    return "<observation>\n" + s.strip(SPACE) + "\n</observation>"

@@ -2,6 +2,7 @@
 
 import json
 import os
+import socket
 import tempfile
 import threading
 import time
@@ -9,7 +10,7 @@ import unittest
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from agent_arena_sdk import ArenaError, Observation
-from agent_arena_sdk.llm import APIError, ChatClient, LLMAgent
+from agent_arena_sdk.llm import APIError, ChatClient, ConnError, LLMAgent, is_fatal
 from agent_arena_sdk.xmltags import COMPLETE, INCOMPLETE, MALFORMED, NONE, TagParser
 
 TOOLS = [
@@ -36,12 +37,24 @@ def text_reply(text):
     return {"choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]}
 
 
+def streamed(text, finish="stop", n=3, delay=0.002):
+    """A reply streamed as server-sent events, n characters a chunk."""
+    return Stream([text[i:i + n] for i in range(0, len(text), n)], finish, delay)
+
+
+class Stream:
+    def __init__(self, pieces, finish, delay):
+        self.pieces, self.finish, self.delay = pieces, finish, delay
+
+
 class FakeServer:
-    """Replays recorded responses in order: a dict (200), or (status, headers, body, delay)."""
+    """Replays recorded responses in order: a dict (200), (status, headers, body, delay),
+    or a Stream. ``sent`` counts, per stream, the chunks written before the client closed it."""
 
     def __init__(self, replies):
         self.replies = list(replies)
         self.requests = []
+        self.sent = []
         fake = self
 
         class H(BaseHTTPRequestHandler):
@@ -52,6 +65,8 @@ class FakeServer:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 fake.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
                 r = fake.replies.pop(0) if fake.replies else text_reply("out of replies")
+                if isinstance(r, Stream):
+                    return self.stream(r)
                 status, headers, payload, delay = (200, {}, r, 0) if isinstance(r, dict) else r
                 if delay:
                     time.sleep(delay)
@@ -66,6 +81,27 @@ class FakeServer:
                     self.wfile.write(data)
                 except OSError:
                     pass
+
+            def stream(self, r):
+                n = 0
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/event-stream")
+                    self.end_headers()
+                    for p in r.pieces:
+                        time.sleep(r.delay)
+                        ev = {"choices": [{"index": 0, "delta": {"content": p}, "finish_reason": None}]}
+                        self.wfile.write(b"data: " + json.dumps(ev).encode() + b"\n\n")
+                        self.wfile.flush()
+                        n += 1
+                    ev = {"choices": [{"index": 0, "delta": {}, "finish_reason": r.finish}],
+                          "usage": {"prompt_tokens": 100, "completion_tokens": len(r.pieces)}}
+                    self.wfile.write(b"data: " + json.dumps(ev).encode() + b"\n\ndata: [DONE]\n\n")
+                    self.wfile.flush()
+                except OSError:
+                    pass
+                finally:
+                    fake.sent.append(n)
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
         self.httpd.daemon_threads = True
@@ -143,15 +179,17 @@ class LLMTest(unittest.TestCase):
         self.assertIn("tool call limit of 2 reached", d.reasoning)
         self.assertEqual(len(self.srv.requests), 3)  # two failed queries count, the third call ends the turn
         err = json.loads(self.srv.requests[1]["body"]["messages"][-1]["content"])
-        self.assertEqual(err, {"status": "error", "error": "LIMIT_EXCEEDED: too many queries"})
+        self.assertEqual(err, {"status": "error", "result": "LIMIT_EXCEEDED: too many queries"})
 
     def test_unknown_tool_and_bad_arguments(self):
         a = self.agent([tool_reply(("fly", "{}")), tool_reply(("collect", "{target_name: Tree1")),
                         tool_reply(("collect", '{"target_name": 3}')), tool_reply(("collect", '{"target_name": "T"}'))])
         self.assertEqual(a.decide(OBS).tool, "collect")
-        errs = [json.loads(r["body"]["messages"][-1]["content"])["error"] for r in self.srv.requests[1:]]
+        envs = [json.loads(r["body"]["messages"][-1]["content"]) for r in self.srv.requests[1:]]
+        self.assertEqual({e["status"] for e in envs}, {"error"})
+        errs = [e["result"] for e in envs]
         self.assertTrue(errs[0].startswith('Tool not found: "fly". Available tools: collect, move_to'), errs[0])
-        self.assertIn("Invalid arguments JSON for collect", errs[1])
+        self.assertIn("Invalid arguments JSON: ", errs[1])
         self.assertIn("Invalid arguments for collect: param 'target_name' must be a string", errs[2])
 
     def test_no_tool_call_is_idle(self):
@@ -185,8 +223,8 @@ class LLMTest(unittest.TestCase):
             c.chat([{"role": "user", "content": "hi"}])
         self.assertEqual((e.exception.status, len(srv.requests)), (400, 3))  # not retried
         a = LLMAgent(chat=c, tools=TOOLS)
-        srv.replies = [(401, {}, {"error": {"message": "no key"}}, 0)]
-        d = a.decide(OBS)
+        srv.replies = [(400, {}, {"error": {"message": "too long"}}, 0)]
+        d = a.decide(OBS)  # a request the server refuses fails the turn only
         self.assertEqual(d.tool, "idle")
         self.assertIn("model unavailable", d.reasoning)
 
@@ -203,25 +241,159 @@ class LLMTest(unittest.TestCase):
                 else:
                     os.environ[k] = v
 
-    def test_xml_mode(self):
-        a = self.agent([text_reply('Let me look. <query_world>{"radius": 20}'),          # stopped on </query_world>
-                        text_reply("<query_wrld>5</query_wrld>"),           # a lookalike: malformed
-                        text_reply("<thinking>hmm</thinking> Found it. <collect>Tree1</collect> ignored")],
+    def test_fatal_statuses_raise_at_once(self):
+        for status in (401, 403, 404):
+            a = self.agent([(status, {}, {"error": {"message": "no\nway"}}, 0), tool_reply(("collect", "{}"))])
+            with self.assertRaises(APIError) as e:
+                a.decide(OBS)
+            self.assertEqual(len(self.srv.requests), 1, f"HTTP {status} is not retried")
+            self.assertTrue(is_fatal(e.exception))
+            self.assertRegex(str(e.exception), rf"^model server {self.srv.url}/chat/completions: HTTP {status} \w.*: no way$")
+
+    def test_refused_and_bad_url(self):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        s.close()
+        a = LLMAgent(model="m", base_url=f"http://127.0.0.1:{port}/v1", tools=TOOLS, backoff=30)
+        with self.assertRaises(ConnError) as e:
+            a.decide(OBS)
+        self.assertEqual(e.exception.attempts, 1)
+        self.assertIn(f"model server http://127.0.0.1:{port}/v1/chat/completions: connection refused", str(e.exception))
+        for url in ("localhost:8000/v1", "ftp://x/v1", "http:///v1"):
+            with self.assertRaises(ConnError) as e:
+                LLMAgent(model="m", base_url=url, tools=TOOLS).decide(OBS)
+            self.assertIn("not a valid base URL", str(e.exception))
+
+    def test_two_503_then_success_and_usage(self):
+        busy = (503, {"Retry-After": "0"}, {"error": {"message": "busy"}}, 0)
+        ok = tool_reply(("collect", '{"target_name": "Tree1"}'))
+        ok["usage"] = {"prompt_tokens": 120, "completion_tokens": 7}
+        a = self.agent([busy, busy, ok])
+        self.assertEqual(a.decide(OBS).tool, "collect")
+        self.assertEqual(len(self.srv.requests), 3)
+        u = dict(a.usage)
+        u.pop("latency_ms")
+        self.assertEqual(u, {"model_calls": 1, "retries": 2, "tokens_in": 120, "tokens_out": 7})
+
+    def test_retries_bounded(self):
+        busy = (429, {}, {"error": {"message": "slow down"}}, 0)
+        srv = FakeServer([busy] * 5)
+        self.addCleanup(srv.close)
+        with self.assertRaises(APIError) as e:
+            ChatClient("m", srv.url, retries=2, backoff=0.001).chat([])
+        self.assertEqual((e.exception.attempts, len(srv.requests)), (3, 3))
+        self.assertIn("HTTP 429 Too Many Requests: slow down (gave up after 3 attempts)", str(e.exception))
+        srv.replies = [(503, {"Retry-After": "30"}, {}, 0)]
+        with self.assertRaises(APIError) as e:
+            ChatClient("m", srv.url, retry_time=1).chat([])
+        self.assertIn("no retry within 1s", str(e.exception))
+
+    def test_run_stops_with_nonzero_exit(self):
+        """A whole `run` against `arena serve`: a 401 or a refused port ends the process
+        at once with a non-zero exit, the last line naming the URL and the failure; two
+        503s then answers complete the episode."""
+        from arena_server import Server
+        import subprocess
+        import sys
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        refused = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+        s.close()
+        busy = (503, {"Retry-After": "0"}, {"error": {"message": "busy"}}, 0)
+        cases = [([(401, {}, {"error": {"message": "bad key"}}, 0)], None, 1, "HTTP 401 Unauthorized: bad key"),
+                 ([], refused, 1, "connection refused"),
+                 ([busy, busy] + [tool_reply(("idle", "{}"))] * 10, None, 0, "")]
+        for replies, url, code, want in cases:
+            srv = FakeServer(replies)
+            self.addCleanup(srv.close)
+            url = url or srv.url
+            arena = Server("--scenario", "foraging", "--agents", "1", "--ticks", "3", "--mode", "lockstep")
+            self.addCleanup(arena.stop)
+            script = ("from agent_arena_sdk import run\nfrom agent_arena_sdk.llm import LLMAgent\n"
+                      f"run(LLMAgent(model='m', base_url={url!r}, backoff=0.01), {arena.address!r})\n")
+            env = dict(os.environ, PYTHONPATH=os.path.join(os.path.dirname(__file__), ".."))
+            start = time.monotonic()
+            p = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60)
+            self.assertLess(time.monotonic() - start, 30)
+            self.assertEqual(p.returncode, code, p.stderr)
+            if want:
+                last = p.stderr.strip().splitlines()[-1]
+                self.assertIn(f"model server {url}/chat/completions: ", last)
+                self.assertIn(want, last)
+            else:
+                self.assertEqual(len(srv.requests), 5)  # 2 failures, then 3 ticks
+
+    def test_xml_stream_interrupted_at_first_tag(self):
+        after = " <observation>invented</observation> <collect>Tree9</collect>" + " and on" * 40
+        a = self.agent([streamed("Checking. <query_inventory />" + after),
+                        streamed('Look: <query_world>{"radius": 20}</query_world>' + after),
+                        streamed("<query_wrld>5</query_wrld>" + after),
+                        streamed("<thinking>hmm</thinking> Found it. <collect>Tree1</collect>" + after)],
                        xml=True)
         d = a.decide(OBS)
         self.assertEqual((d.tool, d.params), ("collect", {"target_name": "Tree1"}))
-        self.assertIn("Let me look.", d.reasoning)
-        self.assertEqual(self.queries, [("query_world", {"radius": 20.0})])
+        self.assertIn("Checking.", d.reasoning)
+        self.assertEqual([q[0] for q in self.queries], ["query_inventory", "query_world"])
         body = self.srv.requests[0]["body"]
-        self.assertEqual(body["stop"], ["</query_world>", "</query_inventory>"])
+        self.assertTrue(body["stream"])
+        self.assertNotIn("stop", body)
         self.assertNotIn("tools", body)
         self.assertIn("XML tag", body["messages"][0]["content"])
         m1 = self.srv.requests[1]["body"]["messages"]
-        self.assertEqual(m1[-2], {"role": "assistant", "content": 'Let me look. <query_world>{"radius": 20}</query_world>'})
-        self.assertTrue(m1[-1]["content"].startswith("<observation>\n"))
-        self.assertTrue(m1[-1]["content"].endswith("</observation>\nContinue."))
+        self.assertEqual(m1[-2], {"role": "assistant", "content": "Checking. <query_inventory />"})
+        self.assertEqual(m1[-1]["content"], "<observation>\nError: LIMIT_EXCEEDED: too many queries\n</observation>\nContinue.")
         m2 = self.srv.requests[2]["body"]["messages"]
-        self.assertIn("Error: <query_wrld> is not a tool; did you mean <query_world>?", m2[-1]["content"])
+        self.assertEqual(m2[-2]["content"], 'Look: <query_world>{"radius": 20}</query_world>')
+        self.assertIn("Tree1", m2[-1]["content"])
+        m3 = self.srv.requests[3]["body"]["messages"]
+        self.assertIn("Error: <query_wrld> is not a tool; did you mean <query_world>?", m3[-1]["content"])
+        for r in self.srv.requests:
+            for m in r["body"]["messages"]:
+                self.assertNotIn("invented", m["content"])
+                self.assertNotIn("Tree9", m["content"])
+        time.sleep(0.05)
+        self.assertTrue(all(n < 30 for n in self.srv.sent), self.srv.sent)
+
+    def test_xml_truncated_tag_not_run(self):
+        a = self.agent([streamed("Let me read. <query_world>{\"rad", finish="length"),
+                        streamed("<collect>Tre"),
+                        streamed("<query_inventory /"),
+                        text_reply("<collect>Tree1</collect>")], xml=True)
+        d = a.decide(OBS)
+        self.assertEqual(d.tool, "collect")
+        self.assertEqual(self.queries, [])
+        last = [r["body"]["messages"][-1]["content"] for r in self.srv.requests[1:]]
+        self.assertIn("cut off", last[0])
+        self.assertIn("<query_world>", last[0])
+        self.assertIn("ended inside a tool tag", last[1])
+        self.assertIn("ended inside a tool tag", last[2])
+
+    def test_tool_calls_cut_by_length_not_run(self):
+        cut = tool_reply(("collect", '{"target_name": "Tr"}'))
+        cut["choices"][0]["finish_reason"] = "length"
+        a = self.agent([cut, tool_reply(("collect", '{"target_name": "Tree1"}'))])
+        self.assertEqual(a.decide(OBS).params, {"target_name": "Tree1"})
+        m = self.srv.requests[1]["body"]["messages"]
+        self.assertNotIn("tool_calls", m[-2])
+        self.assertIn("cut off", m[-1]["content"])
+
+    def test_envelopes(self):
+        env = {"status": "success", "result": {"matches": [{"roundNumber": 1.0}]}}
+        err = {"status": "error", "result": "Search term is required and must be a string"}
+
+        def q(tool, params):
+            if params.get("radius") == 1:
+                raise ArenaError("INVALID_PARAMS", err["result"], False, tool, err)
+            return env
+
+        a = self.agent([tool_reply(("query_world", '{"radius": 1}')), tool_reply(("query_world", "{}")),
+                        text_reply("done")], query=q)
+        a.decide(OBS)
+        self.assertEqual(self.srv.requests[1]["body"]["messages"][-1]["content"],
+                         '{"status":"error","result":"Search term is required and must be a string"}')
+        self.assertEqual(self.srv.requests[2]["body"]["messages"][-1]["content"],
+                         '{"status":"success","result":{"matches":[{"roundNumber":1}]}}')
 
     def test_xml_no_tag_is_idle(self):
         a = self.agent([text_reply("I will <b>wait</b>.")], xml=True)
@@ -244,6 +416,30 @@ class TagParserTest(unittest.TestCase):
         t = p.find("<get_role_detail>x</get_role_detail>")
         self.assertEqual(t.status, MALFORMED)
         self.assertIn("did you mean <get_role_details>", t.diagnostic)
+
+
+    def test_shared_table(self):
+        """sdk/testdata/xmltags.json: the same results as the Go parser."""
+        path = os.path.join(os.path.dirname(__file__), "..", "..", "testdata", "xmltags.json")
+        with open(path, encoding="utf-8") as f:
+            table = json.load(f)
+        p = TagParser(table["tools"])
+        for c in table["cases"]:
+            t = p.find(c["text"])
+            with self.subTest(text=c["text"]):
+                self.assertEqual((t.status, t.tool, t.arg), (c["status"], c.get("tool", ""), c.get("arg", "")), t)
+                self.assertIn(c.get("diagnostic", ""), t.diagnostic)
+                if "span" in c:
+                    self.assertEqual(c["text"][t.start:t.end], c["span"])
+
+    def test_deep_nesting(self):
+        """20,000 nested tags: no RecursionError (timed in bench_xmltags.py, not here)."""
+        p = TagParser(["check_will", "get_role_details"])
+        t = p.find("<check_will>" * 20000 + "P" + "</check_will>" * 20000)
+        self.assertEqual(t.status, MALFORMED)
+        self.assertIn("cannot be nested", t.diagnostic)
+        t = p.find("<b>" * 20000 + "<check_will>x" + "</b>" * 20000 + "</check_will>")
+        self.assertEqual(t.status, COMPLETE)
 
 
 if __name__ == "__main__":
