@@ -330,7 +330,7 @@ func (m *Model) ObservationLines() []string {
 	if o == nil {
 		return nil
 	}
-	b, err := json.MarshalIndent(o, "", "  ")
+	b, err := json.MarshalIndent(jsonable(o), "", "  ")
 	if err != nil {
 		return []string{"observation: " + err.Error()}
 	}
@@ -386,11 +386,60 @@ func describeResult(r world.ActionResult) string {
 	return "failed " + r.ErrorCode + ": " + r.ErrorMessage
 }
 
+// jsonable makes what the CBOR decoder produced encodable as JSON: nested
+// maps arrive as map[any]any (components' sections, tool data), which
+// encoding/json refuses; their keys become strings. An observation is
+// turned into its generic form first so that its sections are reached.
+func jsonable(v any) any {
+	switch x := v.(type) {
+	case map[any]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[fmt.Sprint(k)] = jsonable(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = jsonable(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = jsonable(e)
+		}
+		return out
+	case *world.Observation:
+		if x == nil {
+			return nil
+		}
+		o := *x
+		o.Components = make(map[string]world.Section, len(x.Components))
+		for name, sec := range x.Components {
+			o.Components[name] = jsonable(map[string]any(sec)).(map[string]any)
+		}
+		o.Variables, _ = jsonable(x.Variables).(map[string]any)
+		if x.LastActionResult != nil {
+			r := *x.LastActionResult
+			r.Data, _ = jsonable(r.Data).(map[string]any)
+			o.LastActionResult = &r
+		}
+		o.Events = make([]world.EventView, len(x.Events))
+		for i, e := range x.Events {
+			e.Data, _ = jsonable(e.Data).(map[string]any)
+			o.Events[i] = e
+		}
+		return &o
+	}
+	return v
+}
+
 func compactJSON(v map[string]any) string {
 	if len(v) == 0 {
 		return "{}"
 	}
-	b, err := json.Marshal(v)
+	b, err := json.Marshal(jsonable(v))
 	if err != nil {
 		return fmt.Sprint(v)
 	}

@@ -458,3 +458,33 @@ func TestReplayObservationsPastTheBudget(t *testing.T) {
 	r.truncated = false
 	require.Equal(t, 1, r.inspection(4).Tick, "with decisions every few ticks, the last decision point's")
 }
+
+// The whole observation (the inspector's `o` view) of an agent of every
+// built-in scenario, as a live server or a replay sends it (CBOR, whose
+// nested maps decode as map[any]any), renders as JSON with its component
+// sections.
+func TestObservationLinesEveryScenario(t *testing.T) {
+	codec, err := ipc.NewCodec(ipc.Limits{})
+	require.NoError(t, err)
+	for _, name := range scenarios.Builtin() {
+		sc, err := scenarios.Load(name)
+		require.NoError(t, err)
+		w, err := sc.NewWorld(scenarios.Options{Seed: 1})
+		require.NoError(t, err)
+		for range 3 {
+			w.Step()
+		}
+		a := w.Agents()[0]
+		raw, err := codec.Marshal(w.Observe(a))
+		require.NoError(t, err, name)
+		var m Model
+		m.Selected = a.ID
+		m.Inspect = &ipc.FrameInspect{Agent: a.ID, Tick: w.Tick(), Observation: raw}
+		lines := strings.Join(m.ObservationLines(), "\n")
+		require.NotContains(t, lines, "unsupported type", name)
+		require.Contains(t, lines, `"agent_id": "`+a.ID+`"`, name)
+		for comp := range w.Observe(a).Components {
+			require.Contains(t, lines, `"`+comp+`": {`, "%s: section %s", name, comp)
+		}
+	}
+}
