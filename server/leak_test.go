@@ -359,13 +359,27 @@ func assemble(trs map[string]*transcript) *truth {
 }
 
 func eventsOf(body any) []map[any]any {
+	obs, _ := sections(body)
+	return mapsIn(obs["events"])
+}
+
+// sections are a message's observation and its role game section (empty
+// maps when it has none).
+func sections(body any) (obs, roles map[any]any) {
 	m, _ := body.(map[string]any)
-	obs, _ := m["observation"].(map[any]any)
-	evs, _ := obs["events"].([]any)
+	obs, _ = m["observation"].(map[any]any)
+	comps, _ := obs["components"].(map[any]any)
+	roles, _ = comps["roles"].(map[any]any)
+	return obs, roles
+}
+
+// mapsIn is the maps of a decoded CBOR array.
+func mapsIn(list any) []map[any]any {
+	l, _ := list.([]any)
 	var out []map[any]any
-	for _, e := range evs {
-		if em, ok := e.(map[any]any); ok {
-			out = append(out, em)
+	for _, e := range l {
+		if m, ok := e.(map[any]any); ok {
+			out = append(out, m)
 		}
 	}
 	return out
@@ -593,23 +607,15 @@ func namesPlayer(s, id string) bool {
 // and the private events addressed to it.
 func privateTexts(body any) []string {
 	var out []string
-	m, _ := body.(map[string]any)
-	obs, _ := m["observation"].(map[any]any)
-	comps, _ := obs["components"].(map[any]any)
-	sec, _ := comps["roles"].(map[any]any)
-	res, _ := sec["night_results"].([]any)
-	for _, r := range res {
-		if rm, ok := r.(map[any]any); ok {
-			if s, ok := rm["text"].(string); ok {
-				out = append(out, s)
-			}
+	_, sec := sections(body)
+	for _, r := range mapsIn(sec["night_results"]) {
+		if s, ok := r["text"].(string); ok {
+			out = append(out, s)
 		}
 	}
 	for _, e := range eventsOf(body) {
-		if e["type"] == "private" {
-			if s, ok := e["text"].(string); ok {
-				out = append(out, s)
-			}
+		if s, ok := e["text"].(string); ok && e["type"] == "private" {
+			out = append(out, s)
 		}
 	}
 	return out
@@ -619,24 +625,15 @@ func privateTexts(body any) []string {
 // Narrator's, and world messages. A claim is a player's, not a leak.
 func speechOf(body any) map[string]bool {
 	out := map[string]bool{}
-	m, _ := body.(map[string]any)
-	obs, _ := m["observation"].(map[any]any)
-	comps, _ := obs["components"].(map[any]any)
-	sec, _ := comps["roles"].(map[any]any)
-	chat, _ := sec["chat"].([]any)
-	for _, c := range chat {
-		if cm, ok := c.(map[any]any); ok && cm["from"] != "Narrator" {
-			if s, ok := cm["text"].(string); ok {
-				out[s] = true
-			}
+	obs, sec := sections(body)
+	for _, c := range mapsIn(sec["chat"]) {
+		if s, ok := c["text"].(string); ok && c["from"] != "Narrator" {
+			out[s] = true
 		}
 	}
-	msgs, _ := obs["messages"].([]any)
-	for _, c := range msgs {
-		if cm, ok := c.(map[any]any); ok {
-			if s, ok := cm["content"].(string); ok {
-				out[s] = true
-			}
+	for _, c := range mapsIn(obs["messages"]) {
+		if s, ok := c["content"].(string); ok {
+			out[s] = true
 		}
 	}
 	return out
@@ -653,15 +650,9 @@ func channelsOf(body any) map[string]string {
 			}
 		}
 	}
-	m, _ := body.(map[string]any)
-	obs, _ := m["observation"].(map[any]any)
-	comps, _ := obs["components"].(map[any]any)
-	sec, _ := comps["roles"].(map[any]any)
-	chat, _ := sec["chat"].([]any)
-	for _, c := range chat {
-		if cm, ok := c.(map[any]any); ok {
-			note(cm["text"], fmt.Sprint(cm["channel"]))
-		}
+	obs, sec := sections(body)
+	for _, c := range mapsIn(sec["chat"]) {
+		note(c["text"], fmt.Sprint(c["channel"]))
 	}
 	for _, e := range eventsOf(body) {
 		data, _ := e["data"].(map[any]any)
@@ -670,11 +661,8 @@ func channelsOf(body any) map[string]string {
 			note(data["text"], ch)
 		}
 	}
-	msgs, _ := obs["messages"].([]any)
-	for _, c := range msgs {
-		if cm, ok := c.(map[any]any); ok {
-			note(cm["content"], "message")
-		}
+	for _, c := range mapsIn(obs["messages"]) {
+		note(c["content"], "message")
 	}
 	return out
 }
