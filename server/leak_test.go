@@ -827,3 +827,65 @@ func TestLeakCheckCatchesPlantedLeaks(t *testing.T) {
 	plant(fmt.Sprintf("WILL-%s is my will", victim))
 	require.NotEmpty(t, check(trs), "a living player's will")
 }
+
+// Finding 4 of the secrecy issue, over the wire: every role an investigation
+// can name is a role of the game's data store, in a group of three, so a
+// result never names exactly one role; and the Coven table, whose roles the
+// game lacks, is refused.
+func TestInvestigationResultsNameOnlyRealRoles(t *testing.T) {
+	sc, err := scenarios.Load("role_game")
+	require.NoError(t, err)
+	addr, _, _ := startScenario(t, sc, server.Options{Seed: 1, Bots: 8, DecisionTimeout: 20 * time.Second})
+	c := dial(t, addr)
+	c.helloAgent("", "")
+	// Queries are limited per observation: answer each observation after a
+	// few, and go on with the next one.
+	tick, used := -1, 0
+	next := func() {
+		if tick >= 0 {
+			c.send(map[string]any{"type": "decision", "tick": tick, "tool": "do_nothing"})
+		}
+		for {
+			m, _ := c.recv()
+			if m["type"] == "observation" {
+				tick, used = int(num(m["tick"])), 0
+				return
+			}
+		}
+	}
+	next()
+	ask := func(id int, tool string, params map[string]any) map[string]any {
+		if used == 5 {
+			next()
+		}
+		used++
+		c.send(map[string]any{"type": "query", "id": id, "tool": tool, "params": params})
+		for {
+			m, _ := c.recv()
+			if m["type"] == "result" && num(m["id"]) == int64(id) {
+				return m
+			}
+		}
+	}
+	res := ask(1, "get_investigation_results", map[string]any{})
+	require.Equal(t, true, res["success"], "%v", res)
+	data := res["data"].(map[any]any)
+	groups := data["groups"].([]any)
+	require.Len(t, groups, 11)
+	seen := map[string]bool{}
+	for i, g := range groups {
+		names := g.([]any)
+		require.Len(t, names, 3, "group %d: %v", i+1, names)
+		for _, n := range names {
+			name := n.(string)
+			require.False(t, seen[name], "%s is in two groups", name)
+			seen[name] = true
+			r := ask(100+len(seen), "get_role_details", map[string]any{"role": name})
+			require.Equal(t, true, r["success"], "%s is named by investigations but is not in the data store: %v", name, r)
+		}
+	}
+	require.Len(t, seen, len(roles.Cards()), "every role of the store is in exactly one group")
+
+	_, err = roles.New([]byte(`{"investigator": "coven"}`))
+	require.ErrorContains(t, err, "coven")
+}
