@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"encoding/json"
 	"fmt"
 	"github.com/arena-sim/arena/internal/fuzzy"
 	"math"
@@ -38,6 +39,22 @@ func Object(props map[string]*Schema, required ...string) *Schema {
 		props = map[string]*Schema{}
 	}
 	return &Schema{Type: "object", Properties: props, Required: required, AdditionalProperties: Ptr(false)}
+}
+
+// Map is the schema as plain JSON values (maps, slices, strings, numbers), as
+// tool lists for language-model APIs and MCP carry it. A nil schema is an
+// object without properties, and an object always has "properties".
+func (s *Schema) Map() map[string]any {
+	if s == nil {
+		s = Object(nil)
+	}
+	b, _ := json.Marshal(s)
+	var m map[string]any
+	json.Unmarshal(b, &m)
+	if m["type"] == "object" && m["properties"] == nil {
+		m["properties"] = map[string]any{}
+	}
+	return m
 }
 
 // ParamError is a parameter that does not fit its schema.

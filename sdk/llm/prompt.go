@@ -49,9 +49,10 @@ func (a *Agent) systemPrompt() string {
 	return b.String()
 }
 
-// observationPrompt renders an observation compactly: the agent, the
-// objective, what components show, a spatial summary, and memory.
-func (a *Agent) observationPrompt(o *sdk.Observation) string {
+// ObservationText renders an observation compactly for a language model:
+// the agent, the objective, its last action's result, what components show,
+// a spatial summary, messages and events.
+func ObservationText(o *sdk.Observation) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Tick %d — you are %s", o.Tick, o.AgentID)
 	if o.Team != "" {
@@ -119,6 +120,14 @@ func (a *Agent) observationPrompt(o *sdk.Observation) string {
 			fmt.Fprintf(&b, "[%d] %s/%s: %s\n", e.Tick, e.Source, e.Type, e.Text)
 		}
 	}
+	return b.String()
+}
+
+// observationPrompt renders an observation compactly (ObservationText), then
+// memory and recent actions.
+func (a *Agent) observationPrompt(o *sdk.Observation) string {
+	var b strings.Builder
+	b.WriteString(ObservationText(o))
 	a.mu.Lock()
 	mem, hist := slices.Clone(a.memory), slices.Clone(a.history)
 	a.mu.Unlock()
