@@ -277,3 +277,35 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// TestHTTPRealtime: in real time the world does not wait; an action applies
+// at the next tick and the call returns with the observation that shows its
+// result.
+func TestHTTPRealtime(t *testing.T) {
+	b, _, done := arenaServer(t, server.Options{Agents: 2, Bots: 1, Mode: "realtime", TickRate: 50, Ticks: 50}, HTTPOptions{}, false)
+	cs, err := connectHTTP(t, b.URL(), "", nil)
+	require.NoError(t, err)
+	turn, _ := testutil.CallMCP(t, cs, "observe", nil)
+	last := turn.Observation.Tick
+	for _, tool := range []string{"move_to", "idle", "collect"} {
+		args := map[string]any{"target": []float64{5, 0, 0}}
+		if tool == "collect" {
+			args = map[string]any{"target_name": "Berry1"}
+		} else if tool == "idle" {
+			args = nil
+		}
+		turn, _ = testutil.CallMCP(t, cs, tool, args)
+		var res struct {
+			Tool string `json:"tool"`
+			Tick int    `json:"tick"`
+		}
+		require.NoError(t, json.Unmarshal(turn.Result, &res))
+		require.Equal(t, tool, res.Tool)
+		require.GreaterOrEqual(t, res.Tick, last, "applied at or after the observation it answered")
+		require.Greater(t, turn.Observation.Tick, res.Tick, "the observation after it was applied")
+		last = turn.Observation.Tick
+	}
+	cs.Close()
+	all := <-done
+	require.Equal(t, "time_limit", all[0].EndReason)
+}
