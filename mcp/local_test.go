@@ -149,6 +149,8 @@ func TestBadArgumentsNeverBreakTheSession(t *testing.T) {
 	turn, r := testutil.CallMCP(t, cs, "observe", nil)
 	require.False(t, r.IsError)
 	require.Equal(t, 0, turn.Observation.Tick, "refused calls cost no tick")
+	// The text gives positions as move_to takes them (the ground is x-z).
+	require.Contains(t, r.Content[0].(*gomcp.TextContent).Text, "Berry11 berry at [-2, 0, -5] d=5.1")
 
 	// A call the world refuses (beyond its schema) is an action: it takes
 	// the tick, and its result says why, with the next observation.

@@ -95,7 +95,9 @@ func ObservationText(o *sdk.Observation) string {
 			if kind != "" {
 				kind = " " + kind
 			}
-			parts = append(parts, fmt.Sprintf("%s%s @(%.0f,%.0f) d=%.1f", e.Name, kind, e.Position[0], e.Position[1], e.Distance))
+			// The ground is the x-z plane (y is up): give the whole position,
+			// in the form move_to takes.
+			parts = append(parts, fmt.Sprintf("%s%s at [%g, %g, %g] d=%.1f", e.Name, kind, e.Position[0], e.Position[1], e.Position[2], e.Distance))
 		}
 		fmt.Fprintf(&b, "%s: %s\n", label, strings.Join(parts, "; "))
 	}
