@@ -9,7 +9,7 @@
 //	arena replay DIR/replay.jsonl [--verify]
 //	arena view DIR/replay.jsonl | arena view --connect unix:PATH
 //	arena scenarios
-//	arena tools [--scenario S] [--format text|json|openai]
+//	arena tools [--scenario S] [--format text|json|openai|anthropic|mcp]
 package main
 
 import (
@@ -34,9 +34,10 @@ Usage:
   arena serve --scenario NAME|FILE [--listen unix:PATH]... [--listen tcp:HOST:PORT]...
               [--mode lockstep|realtime] [--tick-rate HZ] [--agents N] [--bots K]
               [--tokens FILE] [--seed S] [--ticks T] [--episodes N] [--out DIR]
-              [--start-after D] [--decision-timeout D]
+              [--start-after D] [--decision-timeout D] [--mcp-listen tcp:HOST:PORT]
       Serve the scenario to external agents over the CBOR socket protocol
-      (docs/protocol.md); built-in bots fill K slots. Writes what run writes.
+      (docs/protocol.md), and with --mcp-listen to MCP clients over HTTP
+      (docs/mcp.md); built-in bots fill K slots. Writes what run writes.
   arena mcp --scenario NAME|FILE [--agents N] [--slot ID] [--seed S] [--ticks T] [--out DIR]
       Serve one agent slot to an MCP client over stdio (docs/mcp.md): the client
       plays the slot through MCP tools, built-in bots play the others, in
