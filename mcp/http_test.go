@@ -309,3 +309,33 @@ func TestHTTPRealtime(t *testing.T) {
 	all := <-done
 	require.Equal(t, "time_limit", all[0].EndReason)
 }
+
+// TestHTTPEpisodes: a session stays from one episode to the next; the
+// action that ends an episode returns its results, observe then waits for
+// the next one's first observation.
+func TestHTTPEpisodes(t *testing.T) {
+	b, _, done := arenaServer(t, server.Options{Agents: 2, Bots: 1, Ticks: 2, Episodes: 2}, HTTPOptions{}, false)
+	cs, err := connectHTTP(t, b.URL(), "", nil)
+	require.NoError(t, err)
+	var ends []*testutil.MCPResults
+	for ep := 1; ep <= 2; ep++ {
+		turn, r := testutil.CallMCP(t, cs, "observe", nil)
+		require.False(t, r.IsError)
+		require.Equal(t, 0, turn.Observation.Tick, "episode %d starts at tick 0", ep)
+		require.Nil(t, turn.Results)
+		turn, _ = testutil.CallMCP(t, cs, "idle", nil)
+		require.Equal(t, 1, turn.Observation.Tick)
+		turn, r = testutil.CallMCP(t, cs, "idle", nil)
+		require.NotNil(t, turn.Results, "--ticks 2 ends episode %d", ep)
+		text := r.Content[0].(*gomcp.TextContent).Text
+		require.Equal(t, ep == 1, strings.Contains(text, "Another episode follows"), text)
+		ends = append(ends, turn.Results)
+	}
+	_, r := testutil.CallMCP(t, cs, "idle", nil)
+	require.Contains(t, errorText(t, r), "EPISODE_OVER")
+	all := <-done
+	require.Len(t, all, 2)
+	for i := range all {
+		require.Equal(t, all[i].FinalStateHash, ends[i].FinalStateHash)
+	}
+}

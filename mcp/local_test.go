@@ -282,3 +282,33 @@ func TestUnknownSlot(t *testing.T) {
 	_, err = Start(context.Background(), Config{Scenario: sc, Slot: "agent_009"})
 	require.ErrorContains(t, err, `no agent slot "agent_009" (slots: agent_001, agent_002)`)
 }
+
+// TestDeath: the action during which the agent dies returns its last
+// observation (alive: false); later actions are refused with DEAD while the
+// episode goes on, and observe says so, then shows the results.
+func TestDeath(t *testing.T) {
+	// Six foragers take longer than the pit takes to kill.
+	_, cs := playLocal(t, Config{Agents: 6}, nil, "")
+	turn, _ := testutil.CallMCP(t, cs, "move_to", map[string]any{"target": []float64{4, 0, -3}}) // Pit1
+	for i := 0; turn.Observation.Alive; i++ {
+		require.Less(t, i, 1000, "the pit never killed the agent")
+		turn, _ = testutil.CallMCP(t, cs, "idle", nil)
+		require.Nil(t, turn.Results)
+	}
+	died := turn.Observation.Tick
+	_, r := testutil.CallMCP(t, cs, "idle", nil)
+	require.Contains(t, errorText(t, r), "DEAD: agent_001 is dead")
+	_, r = testutil.CallMCP(t, cs, "query_world", nil)
+	require.Contains(t, errorText(t, r), "DEAD")
+	turn, r = testutil.CallMCP(t, cs, "observe", nil)
+	require.False(t, turn.Observation.Alive)
+	require.Equal(t, died, turn.Observation.Tick)
+	if turn.Results == nil {
+		require.Contains(t, r.Content[0].(*gomcp.TextContent).Text, "agent_001 is dead; the episode goes on without it")
+	}
+	require.Eventually(t, func() bool {
+		turn, _ = testutil.CallMCP(t, cs, "observe", nil)
+		return turn.Results != nil
+	}, 10*time.Second, 10*time.Millisecond, "the bot finishes the episode")
+	require.False(t, turn.Results.Agents[0].Passed)
+}

@@ -241,12 +241,16 @@ func (s *seat) wait(ctx context.Context, p progress, what func(st state) string,
 	}
 }
 
-// current waits for the episode's first observation (or its end) and
-// returns the state then.
+// current waits for the first observation of an episode under way (after
+// an episode that another follows, the next one's) or for the end of the
+// last, and returns the state then.
 func (s *seat) current(ctx context.Context, p progress) (state, error) {
 	return s.wait(ctx, p, func(st state) string {
+		if st.ended >= st.episode {
+			return fmt.Sprintf("episode %d has ended: waiting for the next one to start", st.ended)
+		}
 		return fmt.Sprintf("waiting for episode %d to start (the other agents are connecting)", st.episode)
-	}, func(st state) bool { return st.cur != nil || st.over })
+	}, func(st state) bool { return st.over || (st.cur != nil && st.ended < st.episode) })
 }
 
 // outcome is what an action led to: the observation at the agent's next
