@@ -339,3 +339,46 @@ func TestHTTPEpisodes(t *testing.T) {
 		require.Equal(t, all[i].FinalStateHash, ends[i].FinalStateHash)
 	}
 }
+
+// TestHTTPDeath: a dead agent's calls are refused with DEAD while the
+// episode goes on for the others (here another MCP session, which keeps the
+// lockstep world waiting), and observe says so.
+func TestHTTPDeath(t *testing.T) {
+	b, _, done := arenaServer(t, server.Options{Agents: 2, Ticks: 170, DecisionTimeout: time.Minute}, HTTPOptions{}, false)
+	a, err := connectHTTP(t, b.URL(), "", nil)
+	require.NoError(t, err)
+	other, err := connectHTTP(t, b.URL(), "", nil)
+	require.NoError(t, err)
+	otherDone := make(chan *testutil.MCPResults, 1)
+	proceed := make(chan struct{})
+	go func() {
+		turn, _ := testutil.CallMCP(t, other, "observe", nil)
+		for turn.Results == nil {
+			if turn.Observation.Tick == 159 {
+				<-proceed // hold the world while a is dead
+			}
+			turn, _ = testutil.CallMCP(t, other, "idle", nil)
+		}
+		otherDone <- turn.Results
+	}()
+	turn, _ := testutil.CallMCP(t, a, "move_to", map[string]any{"target": []float64{4, 0, -3}}) // Pit1
+	for i := 0; turn.Observation.Alive; i++ {
+		require.Less(t, i, 1000, "the pit never killed the agent")
+		turn, _ = testutil.CallMCP(t, a, "idle", nil)
+	}
+	require.Nil(t, turn.Results)
+	_, r := testutil.CallMCP(t, a, "idle", nil)
+	require.Contains(t, errorText(t, r), "DEAD: agent_001 is dead")
+	_, r = testutil.CallMCP(t, a, "query_world", nil)
+	require.Contains(t, errorText(t, r), "DEAD")
+	turn, r = testutil.CallMCP(t, a, "observe", nil)
+	require.False(t, turn.Observation.Alive)
+	require.Nil(t, turn.Results)
+	require.Contains(t, r.Content[0].(*gomcp.TextContent).Text, "agent_001 is dead; the episode goes on without it")
+	close(proceed)
+	res := <-otherDone
+	require.False(t, res.Agents[0].Passed)
+	turn, _ = testutil.CallMCP(t, a, "observe", nil)
+	require.Equal(t, res, turn.Results)
+	require.Equal(t, "time_limit", (<-done)[0].EndReason)
+}

@@ -275,7 +275,8 @@ func (s *seat) actionHandler(sp tools.Spec) gomcp.ToolHandler {
 		case r.Success && len(r.Data) == 0:
 			fmt.Fprintf(&b, "%s succeeded at tick %d\n", r.Tool, r.Tick)
 		case r.Success:
-			fmt.Fprintf(&b, "%s succeeded at tick %d: %s\n", r.Tool, r.Tick, compact(r.Data))
+			data, _ := json.Marshal(r.Data)
+			fmt.Fprintf(&b, "%s succeeded at tick %d: %s\n", r.Tool, r.Tick, data)
 		default:
 			failed = true
 			fmt.Fprintf(&b, "%s: %s: %s\n", r.Tool, r.ErrorCode, r.ErrorMessage)
@@ -305,7 +306,11 @@ func (s *seat) queryHandler(sp tools.Spec) gomcp.ToolHandler {
 		if !r.Success {
 			return failure(&callError{Code: r.ErrorCode, Message: r.ErrorMessage}), nil
 		}
-		return &gomcp.CallToolResult{StructuredContent: r, Content: []gomcp.Content{&gomcp.TextContent{Text: compact(r.Data)}}}, nil
+		data, err := json.Marshal(r.Data)
+		if err != nil {
+			return failure(fmt.Errorf("%s: its answer could not be encoded: %w", sp.Name, err)), nil
+		}
+		return &gomcp.CallToolResult{StructuredContent: r, Content: []gomcp.Content{&gomcp.TextContent{Text: string(data)}}}, nil
 	}
 }
 
@@ -375,15 +380,4 @@ func resultsText(res *engine.Results, agent string, final bool) string {
 		b.WriteString("\nAnother episode follows: call observe to see its first observation.")
 	}
 	return b.String()
-}
-
-func compact(v any) string {
-	if v == nil {
-		return "{}"
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
 }

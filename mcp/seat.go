@@ -91,6 +91,7 @@ type seat struct {
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced at every change
 	cur     *snapshot     // the latest observation; nil before the first of an episode
+	died    *snapshot     // the agent's first observation dead, this episode
 	seq     int
 	episode int             // the episode under way (or last)
 	ended   int             // the last episode that ended
@@ -143,6 +144,9 @@ func (s *seat) publish(sn *snapshot) {
 		s.seq++
 		sn.seq = s.seq
 		s.cur = sn
+		if !sn.alive && s.died == nil {
+			s.died = sn
+		}
 	}, changedObservation)
 }
 
@@ -155,7 +159,7 @@ func (s *seat) refused(code, msg string) {
 func (s *seat) startEpisode(ep int) {
 	s.update(func() {
 		if ep != s.episode {
-			s.cur = nil
+			s.cur, s.died = nil, nil
 		}
 		s.episode = ep
 	}, changedObservation)
@@ -188,6 +192,7 @@ func (s *seat) disconnect(err error) {
 // state is a consistent copy of what the handlers read.
 type state struct {
 	cur     *snapshot
+	died    *snapshot
 	episode int
 	ended   int
 	results *engine.Results
@@ -200,7 +205,7 @@ type state struct {
 func (s *seat) state() state {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return state{cur: s.cur, episode: s.episode, ended: s.ended, results: s.results, over: s.over, lost: s.lost,
+	return state{cur: s.cur, died: s.died, episode: s.episode, ended: s.ended, results: s.results, over: s.over, lost: s.lost,
 		refusal: s.refusal, changed: s.changed}
 }
 
@@ -321,7 +326,11 @@ func (s *seat) perform(ctx context.Context, d world.Decision, p progress) (*outc
 		if st.ended >= ep {
 			out.results = st.results
 		}
-		if st.cur != nil && st.cur.seq > sent {
+		switch {
+		case st.died != nil && st.died.seq > sent:
+			// The world went on without the agent: its death answers.
+			out.obs, out.result = st.died, st.died.result
+		case st.cur != nil && st.cur.seq > sent:
 			out.obs, out.result = st.cur, st.cur.result
 		}
 		if out.results == nil && out.result == nil && st.over {
