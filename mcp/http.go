@@ -178,11 +178,23 @@ func (b *HTTPBridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
 	}
-	if json.Unmarshal(body, &msg) != nil || msg.Method != "initialize" {
+	if json.Unmarshal(body, &msg) != nil || msg.Method != "initialize" || !streamable(r) {
+		// Not a session's start, or one the SDK will refuse: no slot for it
+		// (taking the last one would start the episode).
 		b.handler.ServeHTTP(w, r)
 		return
 	}
 	b.initialize(w, r, token, msg.ID)
+}
+
+// streamable reports whether a POST has the headers the Streamable HTTP
+// transport asks for: a JSON body, and JSON and event streams accepted.
+func streamable(r *http.Request) bool {
+	ct, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";")
+	accept := strings.Join(r.Header.Values("Accept"), ",")
+	anything := strings.Contains(accept, "*/*")
+	return strings.TrimSpace(ct) == "application/json" && (anything ||
+		(strings.Contains(accept, "application/json") && strings.Contains(accept, "text/event-stream")))
 }
 
 // authorize reads the request's bearer token: any token when the server has

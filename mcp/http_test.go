@@ -382,3 +382,23 @@ func TestHTTPDeath(t *testing.T) {
 	require.Equal(t, res, turn.Results)
 	require.Equal(t, "time_limit", (<-done)[0].EndReason)
 }
+
+// TestHTTPRefusedInitializeTakesNoSlot: an initialize the transport refuses
+// (no event streams accepted) takes no slot, so it cannot start the episode.
+func TestHTTPRefusedInitializeTakesNoSlot(t *testing.T) {
+	var logs syncBuffer
+	b, _, _ := arenaServer(t, server.Options{Agents: 2, Bots: 1, Log: slog.New(slog.NewTextHandler(&logs, nil))}, HTTPOptions{}, false)
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"curl","version":"0"}}}`
+	req, err := http.NewRequest(http.MethodPost, b.URL(), bytes.NewBufferString(init))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	cs, err := connectHTTP(t, b.URL(), "", nil)
+	require.NoError(t, err)
+	require.Equal(t, "agent_001", slotOf(cs))
+	require.Equal(t, 1, strings.Count(logs.String(), `msg="agent connected"`), logs.String())
+}
