@@ -129,8 +129,12 @@ func Start(ctx context.Context, cfg Config) (*Local, error) {
 // transport: every session plays the same agent.
 func (l *Local) Server() *gomcp.Server { return newServer(l.seat, l.log) }
 
-// Close stops the episode if it is still under way.
-func (l *Local) Close() { l.cancel() }
+// Close stops the episode if it is still under way, and the seat's
+// notifications.
+func (l *Local) Close() {
+	l.cancel()
+	l.seat.close()
+}
 
 // Wait waits for the episode to end and returns its results.
 func (l *Local) Wait() (*engine.Results, error) {
