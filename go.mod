@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/fxamacker/cbor/v2 v2.9.6
 	github.com/hajimehoshi/ebiten/v2 v2.10.4
+	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/quasilyte/pathing v0.0.0-20231012081721-0370212e864a
 	github.com/solarlune/resolv v0.8.1
 	github.com/stretchr/testify v1.12.1
@@ -23,10 +24,16 @@ require (
 	github.com/ebitengine/hideconsole v1.0.0 // indirect
 	github.com/ebitengine/purego v0.11.0 // indirect
 	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
+	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/pmezard/go-difflib v1.0.0 // indirect
+	github.com/segmentio/asm v1.1.3 // indirect
+	github.com/segmentio/encoding v0.5.4 // indirect
+	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/image v0.45.0 // indirect
+	golang.org/x/oauth2 v0.35.0 // indirect
 	golang.org/x/sync v0.22.0 // indirect
 	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/text v0.41.0 // indirect
+	golang.org/x/time v0.15.0 // indirect
 )

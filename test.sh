@@ -54,6 +54,21 @@ go test -run '^$' -fuzz '^FuzzComponentTools$' -fuzztime 10s ./components
 echo "== Python SDK (sdk/python)"
 PYTHONPATH=sdk/python /usr/bin/python3 -m unittest discover -s sdk/python/tests
 
+echo "== MCP: the official TypeScript SDK client over stdio (mcp/testdata/ts)"
+if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
+  ts=mcp/testdata/ts
+  # npm ci only when the installed packages are not those of the lock file.
+  if ! cmp -s "$ts/package-lock.json" "$ts/node_modules/.package-lock.stamp" 2>/dev/null; then
+    (cd "$ts" && npm ci --no-audit --no-fund --loglevel=error && cp package-lock.json node_modules/.package-lock.stamp)
+  fi
+  bin=$(mktemp -d)
+  go build -o "$bin/arena" ./cmd/arena
+  node "$ts/stdio_test.mjs" "$bin/arena"
+  rm -rf "$bin"
+else
+  echo "SKIPPED: node and npm are not installed, so the TypeScript MCP client test did not run (Debian: apt-get install nodejs npm)"
+fi
+
 echo "== main job"
 go run ./cmd/arena run --scenario foraging --seed 1 --out "$(mktemp -d)" --quiet
 

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"encoding/json"
 	"fmt"
 	"github.com/arena-sim/arena/internal/fuzzy"
 	"math"
@@ -38,6 +39,47 @@ func Object(props map[string]*Schema, required ...string) *Schema {
 		props = map[string]*Schema{}
 	}
 	return &Schema{Type: "object", Properties: props, Required: required, AdditionalProperties: Ptr(false)}
+}
+
+// Map is the schema as plain JSON values (maps, slices, strings, numbers), as
+// tool lists for language-model APIs and MCP carry it. A nil schema is an
+// object without properties, and an object always has "properties".
+func (s *Schema) Map() map[string]any {
+	if s == nil {
+		s = Object(nil)
+	}
+	b, _ := json.Marshal(s)
+	var m map[string]any
+	json.Unmarshal(b, &m)
+	return typed(m)
+}
+
+// typed gives every schema a type, as the vendors' strict modes want:
+// objects get their (possibly empty) properties and required lists, and a
+// parameter that takes any scalar (apply_policy's value) becomes anyOf
+// string, number, boolean.
+func typed(m map[string]any) map[string]any {
+	if _, ok := m["type"]; !ok {
+		m["anyOf"] = []any{map[string]any{"type": "string"}, map[string]any{"type": "number"}, map[string]any{"type": "boolean"}}
+	}
+	if items, ok := m["items"].(map[string]any); ok {
+		m["items"] = typed(items)
+	}
+	if m["type"] != "object" {
+		return m
+	}
+	props, _ := m["properties"].(map[string]any)
+	if props == nil {
+		props = map[string]any{}
+	}
+	for k, p := range props {
+		props[k] = typed(p.(map[string]any))
+	}
+	m["properties"] = props
+	if _, ok := m["required"]; !ok {
+		m["required"] = []any{}
+	}
+	return m
 }
 
 // ParamError is a parameter that does not fit its schema.

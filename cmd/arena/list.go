@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/arena-sim/arena/mcp"
 	"github.com/arena-sim/arena/scenarios"
 	"github.com/arena-sim/arena/tools"
 )
@@ -88,44 +89,6 @@ func cmdTools(args []string, stdout io.Writer) error {
 	return fmt.Errorf("tools: unknown format %q (text, json, openai, anthropic, mcp)", *format)
 }
 
-// schemaMap turns a tool's parameter schema into plain JSON values.
-func schemaMap(s *tools.Schema) map[string]any {
-	if s == nil {
-		s = tools.Object(nil)
-	}
-	b, _ := json.Marshal(s)
-	var m map[string]any
-	json.Unmarshal(b, &m)
-	return typed(m)
-}
-
-// typed gives every schema a type: objects get their (possibly empty)
-// properties and required lists, and a parameter that takes any scalar
-// (apply_policy's value) becomes anyOf string, number, boolean.
-func typed(m map[string]any) map[string]any {
-	if _, ok := m["type"]; !ok {
-		m["anyOf"] = []any{map[string]any{"type": "string"}, map[string]any{"type": "number"}, map[string]any{"type": "boolean"}}
-	}
-	if items, ok := m["items"].(map[string]any); ok {
-		m["items"] = typed(items)
-	}
-	if m["type"] != "object" {
-		return m
-	}
-	props, _ := m["properties"].(map[string]any)
-	if props == nil {
-		props = map[string]any{}
-	}
-	for k, p := range props {
-		props[k] = typed(p.(map[string]any))
-	}
-	m["properties"] = props
-	if _, ok := m["required"]; !ok {
-		m["required"] = []any{}
-	}
-	return m
-}
-
 // strictUnsupported are keywords OpenAI's strict mode refuses; strictSchema
 // moves what they say into the description.
 var strictUnsupported = []string{"minLength", "maxLength", "default"}
@@ -196,7 +159,7 @@ func openAITools(reg *tools.Registry) []map[string]any {
 	var out []map[string]any
 	for _, t := range reg.Tools() {
 		out = append(out, map[string]any{"type": "function", "function": map[string]any{
-			"name": t.Name, "description": t.Description, "strict": true, "parameters": strictSchema(schemaMap(t.Parameters))}})
+			"name": t.Name, "description": t.Description, "strict": true, "parameters": strictSchema(t.Parameters.Map())}})
 	}
 	return out
 }
@@ -206,22 +169,14 @@ func openAITools(reg *tools.Registry) []map[string]any {
 func anthropicTools(reg *tools.Registry) []map[string]any {
 	var out []map[string]any
 	for _, t := range reg.Tools() {
-		out = append(out, map[string]any{"name": t.Name, "description": t.Description, "input_schema": schemaMap(t.Parameters)})
+		out = append(out, map[string]any{"name": t.Name, "description": t.Description, "input_schema": t.Parameters.Map()})
 	}
 	return out
 }
 
-// mcpTools is the result of an MCP tools/list call: {"tools": [{name,
-// description, inputSchema, annotations}]}. Query tools are marked
-// readOnlyHint.
+// mcpTools is the result of an MCP tools/list call as `arena mcp` answers
+// it, without its observe tool: {"tools": [{name, description, inputSchema,
+// annotations, outputSchema}]}. Query tools are marked readOnlyHint.
 func mcpTools(reg *tools.Registry) map[string]any {
-	list := []map[string]any{}
-	for _, t := range reg.Tools() {
-		entry := map[string]any{"name": t.Name, "description": t.Description, "inputSchema": schemaMap(t.Parameters)}
-		if t.Query {
-			entry["annotations"] = map[string]any{"readOnlyHint": true}
-		}
-		list = append(list, entry)
-	}
-	return map[string]any{"tools": list}
+	return map[string]any{"tools": mcp.Tools(reg.Specs())}
 }

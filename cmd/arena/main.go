@@ -3,12 +3,13 @@
 // replay and verify recorded runs, list scenarios and print tool schemas.
 //
 //	arena run --scenario foraging [--agents N] [--seed S] [--episodes N] [--out DIR]
-//	arena serve --scenario foraging [--listen unix:PATH]... [--mode lockstep|realtime]
+//	arena serve --scenario foraging [--listen unix:PATH]... [--mode lockstep|realtime] [--mcp-listen tcp::PORT]
+//	arena mcp --scenario foraging [--slot agent_001] [--seed S] [--out DIR]
 //	arena eval --scenario foraging --episodes 200 [--parallel P] [--out DIR]
 //	arena replay DIR/replay.jsonl [--verify]
 //	arena view DIR/replay.jsonl | arena view --connect unix:PATH
 //	arena scenarios
-//	arena tools [--scenario S] [--format text|json|openai]
+//	arena tools [--scenario S] [--format text|json|openai|anthropic|mcp]
 package main
 
 import (
@@ -33,9 +34,14 @@ Usage:
   arena serve --scenario NAME|FILE [--listen unix:PATH]... [--listen tcp:HOST:PORT]...
               [--mode lockstep|realtime] [--tick-rate HZ] [--agents N] [--bots K]
               [--tokens FILE] [--seed S] [--ticks T] [--episodes N] [--out DIR]
-              [--start-after D] [--decision-timeout D]
+              [--start-after D] [--decision-timeout D] [--mcp-listen tcp:HOST:PORT]
       Serve the scenario to external agents over the CBOR socket protocol
-      (docs/protocol.md); built-in bots fill K slots. Writes what run writes.
+      (docs/protocol.md), and with --mcp-listen to MCP clients over HTTP
+      (docs/mcp.md); built-in bots fill K slots. Writes what run writes.
+  arena mcp --scenario NAME|FILE [--agents N] [--slot ID] [--seed S] [--ticks T] [--out DIR]
+      Serve one agent slot to an MCP client over stdio (docs/mcp.md): the client
+      plays the slot through MCP tools, built-in bots play the others, in
+      lockstep. Writes what run writes; the results table goes to stderr.
   arena eval --scenario NAME|FILE [--episodes N] [--seed S] [--parallel P] [--agents N]
              [--ticks T] [--out DIR] [--replays] [--plots=false]
       Run many episodes with built-in agents across cores; write every episode's
@@ -91,6 +97,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdView(ctx, args[1:], stdout, stderr)
 	case "serve":
 		return cmdServe(ctx, args[1:], stdout, stderr)
+	case "mcp":
+		return cmdMCP(ctx, args[1:], os.Stdin, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

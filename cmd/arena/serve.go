@@ -15,6 +15,7 @@ import (
 	"github.com/arena-sim/arena/engine"
 	"github.com/arena-sim/arena/eval"
 	"github.com/arena-sim/arena/ipc"
+	"github.com/arena-sim/arena/mcp"
 	"github.com/arena-sim/arena/scenarios"
 	"github.com/arena-sim/arena/server"
 )
@@ -45,6 +46,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	out := fs.String("out", "", "output folder for results.json and replay.jsonl (default runs/SCENARIO-seedS)")
 	startAfter := fs.Duration("start-after", 0, "start even if not every slot is connected after this long (default: wait)")
 	timeout := fs.Duration("decision-timeout", 5*time.Second, "lockstep: how long to wait for each decision")
+	mcpListen := fs.String("mcp-listen", "", "also serve MCP clients on tcp:HOST:PORT (Streamable HTTP at http://HOST:PORT/mcp): each MCP session plays a free agent slot, or its token's (docs/mcp.md)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -117,6 +119,18 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		ls = append(ls, l)
 		logger.Info("listening", "addr", addr)
+	}
+	if *mcpListen != "" {
+		b, err := mcp.ListenHTTP(ctx, *mcpListen, mcp.HTTPOptions{Tokens: tok, Log: logger})
+		if err != nil {
+			for _, l := range ls {
+				l.Close()
+			}
+			return err
+		}
+		defer b.Close()
+		ls = append(ls, b.Listener())
+		logger.Info("listening for MCP clients", "url", b.URL())
 	}
 	all, err := srv.Serve(ctx, ls...)
 	if ferr := fatal(ctx); ferr != nil {

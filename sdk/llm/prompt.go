@@ -52,9 +52,10 @@ func (a *Agent) systemPrompt() string {
 	return b.String()
 }
 
-// observationPrompt renders an observation compactly: the agent, the
-// objective, what components show, a spatial summary, and memory.
-func (a *Agent) observationPrompt(o *sdk.Observation) string {
+// ObservationText renders an observation compactly for a language model:
+// the agent, the objective, its last action's result, what components show,
+// a spatial summary, messages and events.
+func ObservationText(o *sdk.Observation) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Tick %d — you are %s", o.Tick, o.AgentID)
 	if o.Team != "" {
@@ -97,7 +98,9 @@ func (a *Agent) observationPrompt(o *sdk.Observation) string {
 			if kind != "" {
 				kind = " " + kind
 			}
-			parts = append(parts, fmt.Sprintf("%s%s @(%.0f,%.0f) d=%.1f", e.Name, kind, e.Position[0], e.Position[1], e.Distance))
+			// The ground is the x-z plane (y is up): give the whole position,
+			// in the form move_to takes.
+			parts = append(parts, fmt.Sprintf("%s%s at [%g, %g, %g] d=%.1f", e.Name, kind, e.Position[0], e.Position[1], e.Position[2], e.Distance))
 		}
 		fmt.Fprintf(&b, "%s: %s\n", label, strings.Join(parts, "; "))
 	}
@@ -122,6 +125,14 @@ func (a *Agent) observationPrompt(o *sdk.Observation) string {
 			fmt.Fprintf(&b, "[%d] %s/%s: %s\n", e.Tick, e.Source, e.Type, e.Text)
 		}
 	}
+	return b.String()
+}
+
+// observationPrompt renders an observation compactly (ObservationText), then
+// memory and recent actions.
+func (a *Agent) observationPrompt(o *sdk.Observation) string {
+	var b strings.Builder
+	b.WriteString(ObservationText(o))
 	a.mu.Lock()
 	mem, hist := slices.Clone(a.memory), slices.Clone(a.history)
 	a.mu.Unlock()

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+
+	"github.com/arena-sim/arena/mcp"
+	"github.com/arena-sim/arena/scenarios"
+)
+
+// cmdMCP serves one agent slot of an in-process lockstep episode to an MCP
+// client over stdin and stdout; everything else goes to stderr.
+func cmdMCP(ctx context.Context, args []string, stdin io.ReadCloser, stdout io.Writer, stderr io.Writer) error {
+	fs := newFlags("mcp", stderr)
+	scenario := fs.String("scenario", "foraging", "built-in scenario name or path to a scenario file")
+	agents := fs.Int("agents", 0, "number of agents (default: the scenario's)")
+	slot := fs.String("slot", "agent_001", "the agent slot the MCP client plays; the scenario's built-in bot plays the others")
+	seed := fs.Uint64("seed", 1, "seed of the world and the built-in bots")
+	ticks := fs.Int("ticks", 0, "end the episode after this many ticks, replacing the scenario's time limit")
+	out := fs.String("out", "", "output folder for results.json and replay.jsonl (default runs/SCENARIO-seedS)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("mcp: unexpected argument %q", fs.Arg(0))
+	}
+	if *agents < 0 || *ticks < 0 {
+		return fmt.Errorf("mcp: --agents and --ticks must not be negative")
+	}
+	sc, err := scenarios.Load(*scenario)
+	if err != nil {
+		return err
+	}
+	dir := outDir(*out, sc, *seed)
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	logger.Info("arena mcp: serving over stdio", "scenario", sc.Name, "slot", *slot, "seed", *seed, "out", dir)
+	res, err := mcp.ServeStdio(ctx, mcp.Config{Scenario: sc, Agents: *agents, Slot: *slot, Seed: *seed, Ticks: *ticks,
+		Recorder: &folder{dir: dir, episodes: 1, sc: sc, replays: true}, Log: logger}, stdin, writeCloser{stdout})
+	if err != nil {
+		return err
+	}
+	// stdout belongs to the protocol: the table goes to stderr.
+	printResults(stderr, res)
+	fmt.Fprintf(stderr, "\nended: %s after %d ticks\nfinal state hash: %s\nresults: %s\nreplay: %s\n", res.EndReason, res.Ticks,
+		res.FinalStateHash, filepath.Join(dir, resultsFile), filepath.Join(dir, replayFile))
+	return nil
+}
+
+// writeCloser is stdout for the MCP transport, which closes its writer at
+// the end.
+type writeCloser struct{ io.Writer }
+
+func (writeCloser) Close() error { return nil }
