@@ -138,6 +138,19 @@ func Collect(w *world.World, reason string) *Results {
 	return res
 }
 
+// ForAgents is the results as an agent may see them: without the secret
+// seed, which only the operator's files keep (see docs/secrecy.md). The
+// wire's encoding leaves it out by itself; other ways to an agent (MCP's
+// JSON) go through here.
+func (r *Results) ForAgents() *Results {
+	if r == nil {
+		return nil
+	}
+	c := *r
+	c.SecretSeed = 0
+	return &c
+}
+
 // WriteFileAtomic writes data to path so that readers see either the old file
 // or the whole new one: a temporary file in the same folder, synced, then renamed.
 func WriteFileAtomic(path string, data []byte) error { return WriteFileAtomicMode(path, data, 0o644) }

@@ -25,8 +25,12 @@ type Config struct {
 	Scenario *scenarios.Scenario
 	Agents   int    // agent slots [the scenario's count]
 	Slot     string // the slot the client plays ["agent_001"]
-	Seed     uint64 // the episode's seed, as `arena run --seed` [1]
-	Ticks    int    // replaces the scenario's time limit when positive
+	Seed     uint64 // the episode's public seed, as `arena run --seed` [1]
+	// SecretSeed seeds hidden information (a role deal); the client is an
+	// agent, so it must not be derivable from anything it sees [fresh,
+	// engine.FreshSeed, recorded in the replay and results.json].
+	SecretSeed uint64
+	Ticks      int // replaces the scenario's time limit when positive
 	// Recorder, when set, writes the replay and results as `arena run` does.
 	Recorder engine.Recorder
 	// ProgressEvery is how often a call that waits reports progress [1s].
@@ -59,6 +63,9 @@ func Start(ctx context.Context, cfg Config) (*Local, error) {
 	if cfg.Seed == 0 {
 		cfg.Seed = 1
 	}
+	if cfg.SecretSeed == 0 {
+		cfg.SecretSeed = engine.FreshSeed()
+	}
 	log := cfg.Log
 	if log == nil {
 		log = slog.Default()
@@ -67,7 +74,7 @@ func Start(ctx context.Context, cfg Config) (*Local, error) {
 	l := &Local{cancel: cancel, done: make(chan struct{}), log: log}
 	ready := make(chan *local, 1)
 	var ctl *local
-	ecfg := eval.Config{Scenario: cfg.Scenario, Seed: cfg.Seed, Agents: cfg.Agents, Ticks: cfg.Ticks, Recorder: cfg.Recorder,
+	ecfg := eval.Config{Scenario: cfg.Scenario, Seed: cfg.Seed, SecretSeed: cfg.SecretSeed, Agents: cfg.Agents, Ticks: cfg.Ticks, Recorder: cfg.Recorder,
 		Controllers: func(sc *scenarios.Scenario, w *world.World) (map[string]engine.Controller, error) {
 			ctrls, err := eval.Controllers(sc, w)
 			if err != nil {

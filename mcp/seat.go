@@ -174,7 +174,7 @@ func (s *seat) endEpisode(ep int, res *engine.Results, last *snapshot, final boo
 			last.seq = s.seq
 			s.cur = last
 		}
-		s.ended, s.results = ep, res
+		s.ended, s.results = ep, res.ForAgents()
 		s.over = s.over || final
 	}, changedResults)
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"path/filepath"
 
+	"github.com/arena-sim/arena/engine"
 	"github.com/arena-sim/arena/mcp"
 	"github.com/arena-sim/arena/scenarios"
 )
@@ -18,7 +19,8 @@ func cmdMCP(ctx context.Context, args []string, stdin io.ReadCloser, stdout io.W
 	scenario := fs.String("scenario", "foraging", "built-in scenario name or path to a scenario file")
 	agents := fs.Int("agents", 0, "number of agents (default: the scenario's)")
 	slot := fs.String("slot", "agent_001", "the agent slot the MCP client plays; the scenario's built-in bot plays the others")
-	seed := fs.Uint64("seed", 1, "seed of the world and the built-in bots")
+	secretSeed := fs.Uint64("secret-seed", 0, "seed of hidden information such as a role deal (default: a fresh random seed, recorded in results.json and the replay)")
+	seed := fs.Uint64("seed", 0, "seed of the world and the built-in bots (default: a fresh random seed, recorded in results.json; the client is an agent, so it must not be able to re-run its game)")
 	ticks := fs.Int("ticks", 0, "end the episode after this many ticks, replacing the scenario's time limit")
 	out := fs.String("out", "", "output folder for results.json and replay.jsonl (default runs/SCENARIO-seedS)")
 	if err := fs.Parse(args); err != nil {
@@ -34,10 +36,13 @@ func cmdMCP(ctx context.Context, args []string, stdin io.ReadCloser, stdout io.W
 	if err != nil {
 		return err
 	}
+	if *seed == 0 {
+		*seed = engine.FreshSeed()
+	}
 	dir := outDir(*out, sc, *seed)
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	logger.Info("arena mcp: serving over stdio", "scenario", sc.Name, "slot", *slot, "seed", *seed, "out", dir)
-	res, err := mcp.ServeStdio(ctx, mcp.Config{Scenario: sc, Agents: *agents, Slot: *slot, Seed: *seed, Ticks: *ticks,
+	res, err := mcp.ServeStdio(ctx, mcp.Config{Scenario: sc, Agents: *agents, Slot: *slot, Seed: *seed, SecretSeed: *secretSeed, Ticks: *ticks,
 		Recorder: &folder{dir: dir, episodes: 1, sc: sc, replays: true}, Log: logger}, stdin, writeCloser{stdout})
 	if err != nil {
 		return err
