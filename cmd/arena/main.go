@@ -4,7 +4,8 @@
 //
 //	arena run --scenario foraging [--agents N] [--seed S] [--episodes N] [--out DIR]
 //	arena serve --scenario foraging [--listen unix:PATH]... [--mode lockstep|realtime]
-//	arena eval --scenario foraging --episodes 200 [--parallel P] [--out DIR]
+//	arena eval --scenario foraging --episodes 200 [--parallel P] [--out DIR] [--shard K/N]
+//	arena eval merge DIR
 //	arena replay DIR/replay.jsonl [--verify]
 //	arena view DIR/replay.jsonl | arena view --connect unix:PATH
 //	arena scenarios
@@ -37,9 +38,14 @@ Usage:
       Serve the scenario to external agents over the CBOR socket protocol
       (docs/protocol.md); built-in bots fill K slots. Writes what run writes.
   arena eval --scenario NAME|FILE [--episodes N] [--seed S] [--parallel P] [--agents N]
-             [--ticks T] [--out DIR] [--replays] [--plots=false]
+             [--ticks T] [--out DIR] [--replays] [--plots=false] [--vary NAME=A,B]...
+             [--shard K/N | --shards N]
       Run many episodes with built-in agents across cores; write every episode's
       results (CSV and JSON), each metric's mean ± standard error, and PNG plots.
+      With --shard K/N (or a Slurm array / Kubernetes Indexed Job) run only one
+      share of the episodes into DIR/shard-KKKK (docs/scaling.md).
+  arena eval merge [--out DIR] SHARD-DIR...|DIR
+      Merge shard folders into the report a single arena eval writes.
   arena replay FILE [--verify] [--quiet]
       Re-simulate a replay headless and print what happened; --verify checks the
       state hash at every tick and names the first tick that differs.
