@@ -54,6 +54,24 @@ go test -run '^$' -fuzz '^FuzzComponentTools$' -fuzztime 10s ./components
 echo "== Python SDK (sdk/python)"
 PYTHONPATH=sdk/python /usr/bin/python3 -m unittest discover -s sdk/python/tests
 
+echo "== Slurm integration (deploy/slurm/integration-test.sh: single-node Slurm, job array + afterok merge)"
+code=0
+deploy/slurm/integration-test.sh || code=$?
+if ((code == 77)); then
+  echo "test.sh: the Slurm integration test was SKIPPED (reason above); it needs root and apt-get or Slurm installed"
+elif ((code != 0)); then
+  exit "$code"
+fi
+
+echo "== Kubernetes manifests and the container image (deploy/k8s/test.sh)"
+code=0
+deploy/k8s/test.sh || code=$?
+if ((code == 77)); then
+  echo "test.sh: part of the Kubernetes test was SKIPPED (reason above)"
+elif ((code != 0)); then
+  exit "$code"
+fi
+
 echo "== main job"
 go run ./cmd/arena run --scenario foraging --seed 1 --out "$(mktemp -d)" --quiet
 
