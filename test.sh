@@ -69,6 +69,24 @@ else
   echo "SKIPPED: node and npm are not installed, so the TypeScript MCP client test did not run (Debian: apt-get install nodejs npm)"
 fi
 
+echo "== Slurm integration (deploy/slurm/integration-test.sh: single-node Slurm, job array + afterok merge)"
+code=0
+deploy/slurm/integration-test.sh || code=$?
+if ((code == 77)); then
+  echo "test.sh: the Slurm integration test was SKIPPED (reason above); it needs root and apt-get or Slurm installed"
+elif ((code != 0)); then
+  exit "$code"
+fi
+
+echo "== Kubernetes manifests and the container image (deploy/k8s/test.sh)"
+code=0
+deploy/k8s/test.sh || code=$?
+if ((code == 77)); then
+  echo "test.sh: part of the Kubernetes test was SKIPPED (reason above)"
+elif ((code != 0)); then
+  exit "$code"
+fi
+
 echo "== main job"
 go run ./cmd/arena run --scenario foraging --seed 1 --out "$(mktemp -d)" --quiet
 

@@ -30,7 +30,9 @@ type Config struct {
 	// Variables override scenario variables (one point of a sweep).
 	Variables map[string]any
 	Episodes  int // [1]
-	Parallel  int // worker goroutines [GOMAXPROCS]
+	// Shard, when set, runs only its share of the Episodes (see Shard).
+	Shard    Shard
+	Parallel int // worker goroutines [GOMAXPROCS]
 	// Recorder, when set, journals episodes and keeps their results. Run calls
 	// it from several goroutines at once when Parallel > 1.
 	Recorder engine.Recorder
@@ -109,16 +111,18 @@ func Episode(ctx context.Context, cfg Config, ep int, onTick func(*engine.TickRe
 	return res, nil
 }
 
-// Run runs cfg.Episodes episodes on cfg.Parallel workers and reports them in
-// episode order. Each episode depends only on its own seed, so the report is
-// the same for any number of workers. Cancelling ctx stops the episodes under
+// Run runs cfg.Episodes episodes (or cfg.Shard's share of them) on
+// cfg.Parallel workers and reports them in episode order. Each episode
+// depends only on its own seed, so the report is the same for any number of
+// workers and shards. Cancelling ctx stops the episodes under
 // way ("stopped") and starts no more; Run then returns what finished with
 // ctx's error.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Scenario == nil {
 		return nil, errors.New("eval: no scenario")
 	}
-	n := max(cfg.Episodes, 1)
+	eps := cfg.Shard.Episodes(max(cfg.Episodes, 1))
+	n := len(eps)
 	workers := cfg.Parallel
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -126,7 +130,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	workers = min(workers, n)
 	results := make([]*engine.Results, n)
 	errs := make([]error, n)
-	next := make(chan int)
+	next := make(chan int) // an index into eps
 	var mu sync.Mutex
 	done := 0
 	var wg sync.WaitGroup
@@ -134,8 +138,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for ep := range next {
-				results[ep-1], errs[ep-1] = Episode(ctx, cfg, ep, nil)
+			for i := range next {
+				results[i], errs[i] = Episode(ctx, cfg, eps[i], nil)
 				mu.Lock()
 				done++
 				if cfg.Progress != nil {
@@ -146,9 +150,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}()
 	}
 feed:
-	for ep := 1; ep <= n; ep++ {
+	for i := range n {
 		select {
-		case next <- ep:
+		case next <- i:
 		case <-ctx.Done():
 			break feed
 		}

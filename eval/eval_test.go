@@ -84,3 +84,43 @@ func TestCancelledEvalReportsWhatFinished(t *testing.T) {
 	require.GreaterOrEqual(t, len(rep.Episodes), 3)
 	require.Less(t, len(rep.Episodes), 50)
 }
+
+func TestShardsPartitionTheEpisodesInOrder(t *testing.T) {
+	for total := 1; total <= 12; total++ {
+		for n := 1; n <= 14; n++ {
+			var all []int
+			sizes := map[int]bool{}
+			for k := range n {
+				eps := eval.Shard{Index: k, Count: n}.Episodes(total)
+				sizes[len(eps)] = true
+				all = append(all, eps...)
+			}
+			want := eval.Shard{}.Episodes(total)
+			require.Equal(t, want, all, "%d episodes in %d shards", total, n)
+			require.LessOrEqual(t, len(sizes), 2, "shards differ by one episode at most")
+		}
+	}
+	s, err := eval.ParseShard("2/5")
+	require.NoError(t, err)
+	require.Equal(t, eval.Shard{Index: 2, Count: 5}, s)
+	for _, bad := range []string{"5/5", "-1/3", "1", "a/b", "0/0"} {
+		_, err := eval.ParseShard(bad)
+		require.Error(t, err, bad)
+	}
+}
+
+func TestShardedRunsEqualTheUnshardedRun(t *testing.T) {
+	sc, err := scenarios.Load("foraging")
+	require.NoError(t, err)
+	cfg := eval.Config{Scenario: sc, Seed: 3, Episodes: 5, Ticks: 60, Agents: 4}
+	whole, err := eval.Run(context.Background(), cfg)
+	require.NoError(t, err)
+	var rows []eval.EpisodeRow
+	for k := range 3 {
+		cfg.Shard = eval.Shard{Index: k, Count: 3}
+		part, err := eval.Run(context.Background(), cfg)
+		require.NoError(t, err)
+		rows = append(rows, part.Episodes...)
+	}
+	require.Equal(t, whole.Episodes, rows)
+}

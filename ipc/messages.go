@@ -220,3 +220,11 @@ type ErrorMsg struct {
 func NewError(e *ProtocolError) ErrorMsg {
 	return ErrorMsg{Type: "error", Code: e.Code, Message: e.Message, Fatal: e.Fatal}
 }
+
+// Notice tells a session something about the server that is not an error:
+// code DRAINING when the server is shutting down after the episode under way.
+type Notice struct {
+	Type    string `cbor:"type"` // "notice"
+	Code    string `cbor:"code"`
+	Message string `cbor:"message"`
+}

@@ -19,6 +19,7 @@ func protoErr(code, format string, args ...any) *ipc.ProtocolError {
 }
 
 func (s *Server) fail(c *ipc.Conn, pe *ipc.ProtocolError) {
+	s.countError(pe.Code)
 	c.Send(ipc.NewError(pe))
 	if pe.Fatal {
 		c.Close()
@@ -27,6 +28,7 @@ func (s *Server) fail(c *ipc.Conn, pe *ipc.ProtocolError) {
 
 // handle processes one message on the world's goroutine.
 func (s *Server) handle(in ipc.Incoming) {
+	defer s.publish()
 	sess := s.sessions[in.Conn]
 	if sess == nil {
 		return

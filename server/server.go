@@ -67,6 +67,8 @@ type Options struct {
 	// agent's queries in process.
 	NewBot func(w *world.World, reg *tools.Registry, agentID string) (bots.Bot, error)
 	Log    *slog.Logger
+	// Metrics, when set, counts what the server does (see AdminHandler).
+	Metrics *Metrics
 }
 
 type slot struct {
@@ -127,6 +129,10 @@ type Server struct {
 	speed    float64
 	next     time.Time // when the next tick is due
 	lastWarn time.Time
+
+	drain     drain     // Drain's state
+	status    status    // what the admin endpoints read
+	tickStart time.Time // when the tick under way started, for Metrics
 }
 
 // New builds the world and the slots.
@@ -156,7 +162,7 @@ func New(opt Options) (*Server, error) {
 	}
 	s := &Server{opt: opt, codec: codec, log: opt.Log, inbox: make(chan ipc.Incoming, 256),
 		accepted: make(chan net.Conn), sessions: map[*ipc.Conn]*session{}, slots: map[string]*slot{},
-		limit: opt.Scenario.ToolCallLimit()}
+		limit: opt.Scenario.ToolCallLimit(), drain: drain{ch: make(chan struct{})}}
 	if err := s.newWorld(1); err != nil {
 		return nil, err
 	}
@@ -187,6 +193,7 @@ func New(opt Options) (*Server, error) {
 	if err := s.resetSlots(); err != nil {
 		return nil, err
 	}
+	s.publish()
 	return s, nil
 }
 
@@ -247,6 +254,7 @@ func (s *Server) Serve(ctx context.Context, listeners ...net.Listener) ([]*engin
 	var stopConns context.CancelFunc
 	s.connCtx, stopConns = context.WithCancel(context.WithoutCancel(ctx))
 	defer stopConns()
+	s.addListeners(listeners)
 	for _, l := range listeners {
 		go s.acceptLoop(ctx, l)
 	}
@@ -261,6 +269,7 @@ func (s *Server) Serve(ctx context.Context, listeners ...net.Listener) ([]*engin
 		return nil, err
 	}
 	s.started = true
+	s.status.started.Store(true)
 	var all []*engine.Results
 	for ep := 1; ; ep++ {
 		if ep > 1 {
@@ -279,7 +288,8 @@ func (s *Server) Serve(ctx context.Context, listeners ...net.Listener) ([]*engin
 			return all, err
 		}
 		all = append(all, res)
-		final := ep >= s.opt.Episodes || ctx.Err() != nil
+		s.countEpisode(res)
+		final := ep >= s.opt.Episodes || ctx.Err() != nil || s.Draining()
 		s.broadcast(ipc.EpisodeEnd{Type: "episode_end", Episode: ep, Tick: s.w.Tick(), Reason: res.EndReason, Final: final, Results: res})
 		if final {
 			break
@@ -298,7 +308,10 @@ func (s *Server) runEpisode(ctx context.Context) (*engine.Results, error) {
 			return nil, err
 		}
 	}
-	s.next = time.Now()
+	s.next, s.tickStart = time.Now(), time.Now()
+	if s.opt.Metrics != nil {
+		s.opt.Metrics.episode.Set(float64(s.episode))
+	}
 	for _, sess := range s.sessions {
 		sess.static = false
 	}
@@ -310,6 +323,7 @@ func (s *Server) runEpisode(ctx context.Context) (*engine.Results, error) {
 	r := &engine.Runner{World: s.w, Tools: s.reg, Gatherer: s, DecisionPeriod: s.opt.Scenario.Limits.DecisionPeriod,
 		MaxTicks: s.w.Objective().TimeLimit, Journal: j, OnTick: func(rec *engine.TickRecord) {
 			s.events, s.decisions = rec.Events, rec.Decisions
+			s.observeTick(rec)
 			s.afterTick(ctx)
 		}}
 	s.runner = r
@@ -380,7 +394,19 @@ func (s *Server) waitForStart(ctx context.Context) error {
 	if s.opt.StartAfter > 0 {
 		timer = time.After(s.opt.StartAfter)
 	}
-	for !s.remoteSlotsReady() && s.serveOne(ctx, timer) {
+	waitCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		select {
+		case <-s.drain.ch: // no episode under way: draining stops at once
+			stop()
+		case <-waitCtx.Done():
+		}
+	}()
+	for !s.remoteSlotsReady() && s.serveOne(waitCtx, timer) {
+	}
+	if s.Draining() && ctx.Err() == nil {
+		return ErrDrained
 	}
 	if ctx.Err() != nil {
 		return fmt.Errorf("stopped before the episode started: %w", ctx.Err())
@@ -389,9 +415,10 @@ func (s *Server) waitForStart(ctx context.Context) error {
 }
 
 func (s *Server) open(nc net.Conn) {
-	c := ipc.NewConn(s.connCtx, nc, s.codec, s.opt.Conn, s.inbox)
+	c := ipc.NewConn(s.connCtx, s.counted(nc), s.codec, s.opt.Conn, s.inbox)
 	s.nextID++
 	s.sessions[c] = &session{conn: c, id: "s" + strconv.Itoa(s.nextID)}
+	s.publish()
 }
 
 // Gather implements engine.Gatherer: bots decide at once; remote agents have
@@ -528,6 +555,8 @@ const maxLag = 5
 // the loop falls more than maxLag periods behind it skips ahead instead. Both
 // are logged, at most once a second.
 func (s *Server) afterTick(ctx context.Context) {
+	defer func() { s.tickStart = time.Now() }()
+	s.noticeDrain()
 	s.sendFrames()
 	for s.serveReady() {
 	}
@@ -543,7 +572,9 @@ func (s *Server) afterTick(ctx context.Context) {
 	}
 	period := time.Duration(float64(time.Second) / (s.tickRate() * s.speed))
 	s.next = s.next.Add(period)
-	switch late := time.Since(s.next); {
+	late := time.Since(s.next)
+	s.setLag(late)
+	switch {
 	case late > maxLag*period:
 		s.warn("tick overran; skipping ahead", "behind", late.Round(time.Millisecond), "ticks_skipped", int(late/period))
 		s.next = time.Now()

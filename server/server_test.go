@@ -95,7 +95,10 @@ func listen(t *testing.T) (string, net.Listener) {
 }
 
 // play runs a forager over the protocol until the episode ends.
-func play(t *testing.T, addr string, seed uint64) {
+func play(t *testing.T, addr string, seed uint64) { playNoting(t, addr, seed, nil) }
+
+// playNoting is play that passes on the notices the server sends.
+func playNoting(t *testing.T, addr string, seed uint64, notices chan<- map[string]any) {
 	c := dial(t, addr)
 	c.send(map[string]any{"type": "hello", "protocol": 1, "role": "agent"})
 	welcome, _ := c.recv()
@@ -121,6 +124,10 @@ func play(t *testing.T, addr string, seed uint64) {
 			return
 		case "error":
 			t.Errorf("%s got an error: %v", id, m)
+		case "notice":
+			if notices != nil {
+				notices <- m
+			}
 		}
 	}
 }

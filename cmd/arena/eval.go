@@ -18,6 +18,9 @@ import (
 )
 
 func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "merge" {
+		return cmdEvalMerge(args[1:], stdout, stderr)
+	}
 	fs := newFlags("eval", stderr)
 	scenario := fs.String("scenario", "foraging", "built-in scenario name or path to a scenario file")
 	episodes := fs.Int("episodes", 100, "episodes to run")
@@ -30,6 +33,8 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	plots := fs.Bool("plots", true, "draw PNG plots into DIR/plots")
 	var vary listFlag
 	fs.Var(&vary, "vary", "NAME=A,B,C: sweep a scenario variable over these values (repeatable: every combination runs)")
+	shardFlag := fs.String("shard", "", "K/N: run only shard K (0-based) of N of the episodes, into DIR/shard-KKKK; merge the shards with 'arena eval merge' (default: from SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT, or JOB_COMPLETION_INDEX and --shards)")
+	shards := fs.Int("shards", 0, "the number of shards when the index comes from JOB_COMPLETION_INDEX (Kubernetes Indexed Jobs; default $"+eval.EnvShards+")")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -43,34 +48,58 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	shard, err := evalShard(*shardFlag, *shards, os.Getenv, stderr)
+	if err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
 	dir := *out
 	if dir == "" {
 		dir = filepath.Join("runs", fmt.Sprintf("eval-%s-seed%d", sc.Name, *seed))
 	}
+	if shard.Sharded() {
+		dir = filepath.Join(dir, shardFolder(shard.Index))
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create output folder: %w", err)
 	}
-	cfg := eval.Config{Scenario: sc, Seed: *seed, Agents: *agents, Ticks: *ticks, Episodes: *episodes, Parallel: *parallel}
+	cfg := eval.Config{Scenario: sc, Seed: *seed, Agents: *agents, Ticks: *ticks, Episodes: *episodes, Shard: shard, Parallel: *parallel}
+	var points []sweepPoint
 	if len(vary) > 0 {
-		points, err := sweepPoints(vary)
-		if err != nil {
+		if points, err = sweepPoints(vary); err != nil {
 			return err
 		}
-		return sweep(ctx, cfg, points, dir, *replays, stdout, stderr)
+		err = sweep(ctx, cfg, points, dir, *replays, stdout, stderr)
+	} else {
+		err = evalOnce(ctx, cfg, dir, *replays, *plots && !shard.Sharded(), stdout, stderr)
 	}
-	if *replays {
-		cfg.Recorder = &folder{dir: dir, episodes: *episodes, sc: sc, replays: true}
+	if err != nil || !shard.Sharded() {
+		return err
 	}
-	bar := newProgress(stderr, *episodes, false)
+	return writeShardManifest(dir, cfg, vary, *replays, *plots)
+}
+
+// evalOnce runs cfg's episodes (no sweep) into dir: the report files and,
+// with plots, the plots.
+func evalOnce(ctx context.Context, cfg eval.Config, dir string, replays, plots bool, stdout, stderr io.Writer) error {
+	sc := cfg.Scenario
+	if replays {
+		cfg.Recorder = &folder{dir: dir, episodes: cfg.Episodes, sc: sc, replays: true}
+	}
+	total := len(cfg.Shard.Episodes(cfg.Episodes))
+	bar := newProgress(stderr, total, false)
 	bar.unit = "episode"
 	cfg.Progress = func(done, _ int) { bar.update(done) }
-	fmt.Fprintf(stderr, "arena eval: %s, %d episodes from seed %d\n", sc.Name, *episodes, *seed)
+	if cfg.Shard.Sharded() {
+		fmt.Fprintf(stderr, "arena eval: %s, shard %s: %d of %d episodes from seed %d\n", sc.Name, cfg.Shard, total, cfg.Episodes, cfg.Seed)
+	} else {
+		fmt.Fprintf(stderr, "arena eval: %s, %d episodes from seed %d\n", sc.Name, cfg.Episodes, cfg.Seed)
+	}
 	start := time.Now()
 	rep, err := eval.Run(ctx, cfg)
 	bar.done()
 	if err != nil {
-		if rep == nil || ctx.Err() == nil {
-			return err
+		if rep == nil || ctx.Err() == nil || cfg.Shard.Sharded() {
+			return err // an unfinished shard writes nothing a merge could take
 		}
 		fmt.Fprintf(stderr, "arena eval: stopped after %d episodes\n", len(rep.Episodes))
 	}
@@ -79,10 +108,16 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	printReport(stdout, rep)
-	fmt.Fprintf(stdout, "\n%d episodes in %s (%.1f episodes/s)\nreport: %s\nepisodes: %s, %s\n", len(rep.Episodes),
-		elapsed.Round(time.Millisecond), float64(len(rep.Episodes))/elapsed.Seconds(), filepath.Join(dir, "report.json"),
+	fmt.Fprintf(stdout, "\n%d episodes in %s (%.1f episodes/s)\n", len(rep.Episodes),
+		elapsed.Round(time.Millisecond), float64(len(rep.Episodes))/elapsed.Seconds())
+	return finishReport(dir, rep, plots, stdout)
+}
+
+// finishReport names the report's files and draws its plots.
+func finishReport(dir string, rep *eval.Report, plots bool, stdout io.Writer) error {
+	fmt.Fprintf(stdout, "report: %s\nepisodes: %s, %s\n", filepath.Join(dir, "report.json"),
 		filepath.Join(dir, "episodes.csv"), filepath.Join(dir, "episodes.json"))
-	if *plots && len(rep.Episodes) > 0 {
+	if plots && len(rep.Episodes) > 0 {
 		plotDir := filepath.Join(dir, "plots")
 		if err := os.MkdirAll(plotDir, 0o755); err != nil {
 			return fmt.Errorf("create plot folder: %w", err)
@@ -100,18 +135,28 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // DIR/episodes.csv (the rows) and DIR/episodes.json (every episode's full
 // results), each atomically.
 func writeReport(dir string, rep *eval.Report) error {
-	var js, csv bytes.Buffer
+	full, err := json.Marshal(rep.Results)
+	if err != nil {
+		return fmt.Errorf("encode episodes: %w", err)
+	}
+	return writeReportFiles(dir, rep, full)
+}
+
+// writeReportFiles writes the report's files; episodes is the JSON array of
+// the episodes' results, indented here.
+func writeReportFiles(dir string, rep *eval.Report, episodes []byte) error {
+	var js, csv, full bytes.Buffer
 	if err := rep.WriteJSON(&js); err != nil {
 		return err
 	}
 	if err := rep.WriteCSV(&csv); err != nil {
 		return err
 	}
-	full, err := json.MarshalIndent(rep.Results, "", "  ")
-	if err != nil {
+	if err := json.Indent(&full, episodes, "", "  "); err != nil {
 		return fmt.Errorf("encode episodes: %w", err)
 	}
-	for name, data := range map[string][]byte{"report.json": js.Bytes(), "episodes.csv": csv.Bytes(), "episodes.json": append(full, '\n')} {
+	full.WriteByte('\n')
+	for name, data := range map[string][]byte{"report.json": js.Bytes(), "episodes.csv": csv.Bytes(), "episodes.json": full.Bytes()} {
 		if err := engine.WriteFileAtomic(filepath.Join(dir, name), data); err != nil {
 			return err
 		}

@@ -3,9 +3,10 @@
 // replay and verify recorded runs, list scenarios and print tool schemas.
 //
 //	arena run --scenario foraging [--agents N] [--seed S] [--episodes N] [--out DIR]
-//	arena serve --scenario foraging [--listen unix:PATH]... [--mode lockstep|realtime] [--mcp-listen tcp::PORT]
+//	arena serve --scenario foraging [--listen unix:PATH]... [--mode lockstep|realtime] [--mcp-listen tcp::PORT] [--admin-listen tcp::PORT]
 //	arena mcp --scenario foraging [--slot agent_001] [--seed S] [--out DIR]
-//	arena eval --scenario foraging --episodes 200 [--parallel P] [--out DIR]
+//	arena eval --scenario foraging --episodes 200 [--parallel P] [--out DIR] [--shard K/N]
+//	arena eval merge DIR
 //	arena replay DIR/replay.jsonl [--verify]
 //	arena view DIR/replay.jsonl | arena view --connect unix:PATH
 //	arena scenarios
@@ -43,9 +44,14 @@ Usage:
       plays the slot through MCP tools, built-in bots play the others, in
       lockstep. Writes what run writes; the results table goes to stderr.
   arena eval --scenario NAME|FILE [--episodes N] [--seed S] [--parallel P] [--agents N]
-             [--ticks T] [--out DIR] [--replays] [--plots=false]
+             [--ticks T] [--out DIR] [--replays] [--plots=false] [--vary NAME=A,B]...
+             [--shard K/N | --shards N]
       Run many episodes with built-in agents across cores; write every episode's
       results (CSV and JSON), each metric's mean ± standard error, and PNG plots.
+      With --shard K/N (or a Slurm array / Kubernetes Indexed Job) run only one
+      share of the episodes into DIR/shard-KKKK (docs/scaling.md).
+  arena eval merge [--out DIR] SHARD-DIR...|DIR
+      Merge shard folders into the report a single arena eval writes.
   arena replay FILE [--verify] [--quiet]
       Re-simulate a replay headless and print what happened; --verify checks the
       state hash at every tick and names the first tick that differs.
@@ -64,7 +70,11 @@ Run 'arena COMMAND -h' for a command's flags.
 `
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	stopSignals := []os.Signal{os.Interrupt, syscall.SIGTERM}
+	if len(os.Args) > 1 && os.Args[1] == "serve" {
+		stopSignals = stopSignals[:1] // serve drains on SIGTERM (serve_ops.go)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {

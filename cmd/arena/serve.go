@@ -3,9 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -47,6 +47,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	startAfter := fs.Duration("start-after", 0, "start even if not every slot is connected after this long (default: wait)")
 	timeout := fs.Duration("decision-timeout", 5*time.Second, "lockstep: how long to wait for each decision")
 	mcpListen := fs.String("mcp-listen", "", "also serve MCP clients on tcp:HOST:PORT (Streamable HTTP at http://HOST:PORT/mcp): each MCP session plays a free agent slot, or its token's (docs/mcp.md)")
+	var ops opsFlags
+	ops.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -81,10 +83,13 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	dir := outDir(*out, sc, *seed)
 	rec := &folder{dir: dir, episodes: *episodes, sc: sc, replays: true}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	logger, err := ops.logger(stderr)
+	if err != nil {
+		return err
+	}
 	opt := server.Options{Scenario: sc, Seed: *seed, SecretSeed: *secretSeed, OpenSpectators: *spectators == "open", Agents: *agents, Bots: *botCount, Mode: *mode,
 		TickRate: *tickRate, DecisionTimeout: *timeout, StartAfter: *startAfter, Tokens: tok, Ticks: *ticks,
-		Episodes: *episodes, Recorder: rec, Log: logger}
+		Episodes: *episodes, Recorder: rec, Log: logger, Metrics: server.NewMetrics()}
 	switch *agentKind {
 	case "builtin", "":
 	case "llm":
@@ -132,7 +137,21 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		ls = append(ls, b.Listener())
 		logger.Info("listening for MCP clients", "url", b.URL())
 	}
+	stopAdmin, err := ops.serveAdmin(ctx, srv, logger)
+	if err != nil {
+		for _, l := range ls {
+			l.Close()
+		}
+		return err
+	}
+	defer stopAdmin()
+	ctx, stopDrain := ops.drainOnSIGTERM(ctx, srv, logger)
+	defer stopDrain()
 	all, err := srv.Serve(ctx, ls...)
+	if errors.Is(err, server.ErrDrained) {
+		logger.Info("drained before the first episode started: nothing to write")
+		return nil
+	}
 	if ferr := fatal(ctx); ferr != nil {
 		return ferr // the model server failed for good
 	}
@@ -148,7 +167,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stdout, "\nended: %s after %d ticks\nfinal state hash: %s\nresults: %s\nreplay: %s\n\n", res.EndReason, res.Ticks,
 			res.FinalStateHash, filepath.Join(epDir, resultsFile), filepath.Join(epDir, replayFile))
 	}
-	if len(all) > 1 {
+	if *episodes > 1 { // a drained or stopped run reports the episodes it played
 		rep := eval.NewReport(sc.Name, *seed, all)
 		if err := writeReport(dir, rep); err != nil {
 			return err

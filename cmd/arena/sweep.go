@@ -99,7 +99,7 @@ type sweepRow struct {
 func sweep(ctx context.Context, cfg eval.Config, points []sweepPoint, dir string, replays bool, stdout, stderr io.Writer) error {
 	var rows []sweepRow
 	for i, p := range points {
-		pointDir := filepath.Join(dir, "vary-"+fileLabel(p.label()))
+		pointDir := p.dir(dir)
 		if err := os.MkdirAll(pointDir, 0o755); err != nil {
 			return fmt.Errorf("create output folder: %w", err)
 		}
@@ -109,7 +109,7 @@ func sweep(ctx context.Context, cfg eval.Config, points []sweepPoint, dir string
 		if replays {
 			c.Recorder = &folder{dir: pointDir, episodes: c.Episodes, sc: c.Scenario, replays: true}
 		}
-		bar := newProgress(stderr, c.Episodes, false)
+		bar := newProgress(stderr, len(c.Shard.Episodes(c.Episodes)), false)
 		bar.unit = "episode"
 		c.Progress = func(done, _ int) { bar.update(done) }
 		fmt.Fprintf(stderr, "arena eval: %s, point %d/%d: %s\n", cfg.Scenario.Name, i+1, len(points), p.label())
@@ -121,9 +121,24 @@ func sweep(ctx context.Context, cfg eval.Config, points []sweepPoint, dir string
 		if err := writeReport(pointDir, rep); err != nil {
 			return err
 		}
-		rows = append(rows, sweepRow{Point: p.label(), Variables: p.values, Dir: pointDir, Episodes: len(rep.Episodes),
-			PassRate: rep.PassRate, Score: rep.Score, Metrics: rep.Metrics})
+		rows = append(rows, newSweepRow(p, pointDir, rep))
 	}
+	return writeSweep(dir, points, rows, stdout)
+}
+
+// dir is the point's folder in a sweep's folder.
+func (p sweepPoint) dir(sweepDir string) string {
+	return filepath.Join(sweepDir, "vary-"+fileLabel(p.label()))
+}
+
+func newSweepRow(p sweepPoint, pointDir string, rep *eval.Report) sweepRow {
+	return sweepRow{Point: p.label(), Variables: p.values, Dir: pointDir, Episodes: len(rep.Episodes),
+		PassRate: rep.PassRate, Score: rep.Score, Metrics: rep.Metrics}
+}
+
+// writeSweep writes DIR/sweep.json and DIR/sweep.csv, a row per point, and
+// prints the table.
+func writeSweep(dir string, points []sweepPoint, rows []sweepRow, stdout io.Writer) error {
 	js, err := json.MarshalIndent(rows, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode sweep: %w", err)
