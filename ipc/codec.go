@@ -72,7 +72,8 @@ func (c *Codec) Marshal(v any) ([]byte, error) {
 	return b, nil
 }
 
-// framePool recycles the buffers of written frames (see marshalFrame).
+// framePool recycles the buffers of frames written (see marshalFrame) and
+// read (see Conn.readLoop), so that an idle connection holds none.
 var framePool sync.Pool // of *[]byte
 
 // maxPooledFrame is the largest frame buffer kept for reuse.
@@ -82,11 +83,7 @@ const maxPooledFrame = 64 << 10
 // into a buffer that releaseFrame may recycle once the frame is written. The
 // bytes are those of AppendFrame(nil, Marshal(v)).
 func (c *Codec) marshalFrame(v any) ([]byte, error) {
-	var b []byte
-	if p, ok := framePool.Get().(*[]byte); ok {
-		b = (*p)[:0]
-	}
-	b = append(b, 0, 0, 0, 0)
+	b := append(pooledFrame(), 0, 0, 0, 0)
 	var err error
 	switch v.(type) {
 	case ObservationMsg, Frame: // sent every tick
@@ -101,6 +98,14 @@ func (c *Codec) marshalFrame(v any) ([]byte, error) {
 	}
 	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
 	return b, nil
+}
+
+// pooledFrame returns an empty buffer from the pool, or nil.
+func pooledFrame() []byte {
+	if p, ok := framePool.Get().(*[]byte); ok {
+		return (*p)[:0]
+	}
+	return nil
 }
 
 // releaseFrame hands a frame's buffer back for reuse; the caller must not

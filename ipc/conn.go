@@ -15,7 +15,14 @@ import (
 
 // ConnOptions tune a connection. Zero fields take the defaults in brackets.
 type ConnOptions struct {
-	MaxFrame     int           // largest accepted frame [DefaultMaxFrame]
+	MaxFrame int // largest accepted frame [DefaultMaxFrame]
+	// MaxHelloFrame is the largest frame accepted before the server admits
+	// the connection (Admit, once its hello is accepted): a stranger gets
+	// no more memory than this until it has a slot [DefaultMaxHelloFrame].
+	MaxHelloFrame int
+	// HelloTimeout is how long a connection may go without being admitted;
+	// then it is dropped with UNAUTHORIZED [10s].
+	HelloTimeout time.Duration
 	IdleTimeout  time.Duration // a client silent this long is dropped; pings keep it alive [30s]
 	WriteTimeout time.Duration // one frame must be written within this [10s]
 	// QueueSize bounds the messages waiting to be written (results, errors,
@@ -30,6 +37,13 @@ type ConnOptions struct {
 func (o ConnOptions) withDefaults() ConnOptions {
 	if o.MaxFrame <= 0 {
 		o.MaxFrame = DefaultMaxFrame
+	}
+	if o.MaxHelloFrame <= 0 {
+		o.MaxHelloFrame = DefaultMaxHelloFrame
+	}
+	o.MaxHelloFrame = min(o.MaxHelloFrame, o.MaxFrame)
+	if o.HelloTimeout <= 0 {
+		o.HelloTimeout = 10 * time.Second
 	}
 	if o.IdleTimeout <= 0 {
 		o.IdleTimeout = 30 * time.Second
@@ -80,6 +94,10 @@ type Conn struct {
 	closeMu sync.Once
 	err     error
 
+	admitted  chan struct{} // closed by Admit
+	admitOnce sync.Once
+	helloTime *time.Timer // drops the connection if it is not admitted in time
+
 	// Write-through: a frame queued when nothing else waits and nothing is
 	// being written is written at once by the goroutine that queues it, in
 	// one non-blocking write; what the socket does not take then (a full
@@ -98,7 +116,13 @@ type Conn struct {
 // the connection and stops its goroutines even if nobody reads the inbox.
 func NewConn(ctx context.Context, nc net.Conn, codec *Codec, opt ConnOptions, inbox chan<- Incoming) *Conn {
 	c := &Conn{ctx: ctx, nc: nc, codec: codec, opt: opt.withDefaults(), inbox: inbox,
-		wake: make(chan struct{}, 1), done: make(chan struct{})}
+		wake: make(chan struct{}, 1), done: make(chan struct{}), admitted: make(chan struct{})}
+	c.helloTime = time.AfterFunc(c.opt.HelloTimeout, func() {
+		if !c.Admitted() {
+			c.fail(&ProtocolError{Code: CodeUnauthorized, Fatal: true,
+				Message: fmt.Sprintf("no hello was accepted within %v of connecting", c.opt.HelloTimeout)})
+		}
+	})
 	if sc, ok := nc.(syscall.Conn); ok {
 		if raw, err := sc.SyscallConn(); err == nil {
 			c.raw = raw
@@ -114,6 +138,25 @@ func NewConn(ctx context.Context, nc net.Conn, codec *Codec, opt ConnOptions, in
 		}
 	}()
 	return c
+}
+
+// Admit lifts the limits on a connection whose hello was accepted: frames up
+// to MaxFrame instead of MaxHelloFrame, and no HelloTimeout.
+func (c *Conn) Admit() {
+	c.admitOnce.Do(func() {
+		c.helloTime.Stop()
+		close(c.admitted)
+	})
+}
+
+// Admitted reports whether Admit was called.
+func (c *Conn) Admitted() bool {
+	select {
+	case <-c.admitted:
+		return true
+	default:
+		return false
+	}
 }
 
 // RemoteAddr is the client's address.
@@ -251,6 +294,7 @@ func (c *Conn) setErr(err error) {
 
 func (c *Conn) shutdown() {
 	c.closeMu.Do(func() {
+		c.helloTime.Stop()
 		c.nc.Close()
 		close(c.done)
 	})
@@ -306,12 +350,12 @@ func (c *Conn) writeLoop() {
 }
 
 func (c *Conn) readLoop() {
-	var buf []byte
 	// Buffered: a frame usually takes one read system call, not two.
 	r := bufio.NewReaderSize(c.nc, 4096)
+	hello := false // a hello was handed on
 	for {
 		c.nc.SetReadDeadline(time.Now().Add(c.opt.IdleTimeout))
-		frame, err := ReadFrame(r, c.opt.MaxFrame, buf)
+		frame, err := c.readFrame(r, hello)
 		if err != nil {
 			var pe *ProtocolError
 			if errors.As(err, &pe) && !pe.Fatal {
@@ -325,8 +369,8 @@ func (c *Conn) readLoop() {
 			}
 			break
 		}
-		buf = frame
 		msg, err := c.codec.Decode(frame)
+		releaseFrame(frame) // the message holds none of it
 		if err != nil {
 			var pe *ProtocolError
 			if errors.As(err, &pe) {
@@ -340,6 +384,8 @@ func (c *Conn) readLoop() {
 		case *Ping:
 			c.Send(Pong{Type: "pong", ID: m.ID})
 			continue
+		case *Hello:
+			hello = true
 		}
 		select {
 		case c.inbox <- Incoming{Conn: c, Msg: msg}:
@@ -356,6 +402,32 @@ func (c *Conn) readLoop() {
 	c.notifyEnd()
 }
 
+// readFrame reads the next frame into a pooled buffer, which the caller
+// releases. Until the connection is admitted its frames are limited to
+// MaxHelloFrame; a larger one right after a hello waits for the verdict on
+// that hello. The buffer grows only as the frame's bytes arrive.
+func (c *Conn) readFrame(r io.Reader, hello bool) ([]byte, error) {
+	n, err := readLength(r)
+	if err != nil {
+		return nil, err
+	}
+	if n > c.opt.MaxHelloFrame && hello && !c.Admitted() {
+		select {
+		case <-c.admitted:
+		case <-c.done:
+			return nil, net.ErrClosed
+		}
+	}
+	limit, when := c.opt.MaxFrame, ""
+	if !c.Admitted() {
+		limit, when = c.opt.MaxHelloFrame, " before hello"
+	}
+	if err := checkLength(n, limit, when); err != nil {
+		return nil, err
+	}
+	return readBody(r, n, pooledFrame())
+}
+
 // notifyEnd tells the inbox's owner the connection has ended. It waits as long
 // as it takes (a slow tick must not leave a slot marked as taken), unless the
 // connection's context is cancelled.
@@ -363,6 +435,25 @@ func (c *Conn) notifyEnd() {
 	select {
 	case c.inbox <- Incoming{Conn: c, Err: c.Err()}:
 	case <-c.ctx.Done():
+	}
+}
+
+// Refuse tells a connection that the server will not serve it (pe, a fatal
+// error) and closes it, within half a second. Meanwhile it waits for the
+// client to close first, reading and dropping what it sends, so that the
+// connection is not reset before the client has read the error.
+func Refuse(nc net.Conn, codec *Codec, pe *ProtocolError) {
+	defer nc.Close()
+	b, err := codec.Marshal(NewError(pe))
+	if err != nil {
+		return
+	}
+	nc.SetDeadline(time.Now().Add(500 * time.Millisecond))
+	if _, err := nc.Write(AppendFrame(nil, b)); err != nil {
+		return
+	}
+	if cw, ok := nc.(interface{ CloseWrite() error }); ok && cw.CloseWrite() == nil {
+		io.Copy(io.Discard, io.LimitReader(nc, 64<<10))
 	}
 }
 

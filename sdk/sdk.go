@@ -721,9 +721,10 @@ func (c *Client) Run(ctx context.Context, agent Agent) (*EpisodeEnd, error) {
 			case ctx.Err() != nil:
 				c.Close()
 				return nil, ctx.Err()
-			case errors.As(err, &se) && se.Code != ipc.CodeSlotTaken:
+			case errors.As(err, &se) && se.Code != ipc.CodeSlotTaken && se.Code != ipc.CodeServerBusy:
 				// SLOT_TAKEN: the server has not yet noticed the old
-				// connection ended; anything else will not change.
+				// connection ended; SERVER_BUSY: it is at its connection
+				// limits for now. Anything else will not change.
 				c.Close()
 				return nil, fmt.Errorf("reconnect to %s: %w", c.addr, err)
 			}

@@ -37,6 +37,7 @@ func (s *Server) handle(in ipc.Incoming) {
 			s.log.Info("agent disconnected", "agent", sess.slot.id, "err", in.Err)
 		}
 		delete(s.sessions, in.Conn)
+		s.release(sess.admitted)
 		return
 	}
 	switch m := in.Msg.(type) {
@@ -88,6 +89,7 @@ func (s *Server) hello(sess *session, h *ipc.Hello) {
 		}
 		sess.spectator = true
 		c.Send(s.welcome(sess, nil))
+		s.admit(sess) // after the welcome: the reader's answers may follow it at once
 		if s.started {
 			c.Send(s.episodeStart())
 			s.sendFrame(sess, s.frame())
@@ -138,6 +140,7 @@ func (s *Server) hello(sess *session, h *ipc.Hello) {
 	}
 	sl.conn, sess.slot = c, sl
 	c.Send(s.welcome(sess, sl))
+	s.admit(sess)
 	s.log.Info("agent connected", "agent", sl.id, "remote", c.RemoteAddr())
 	if !s.started {
 		return

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/arena-sim/arena/bots"
@@ -46,6 +47,14 @@ type Options struct {
 	// the seed engine.EpisodeSeed derives from Seed [1].
 	Episodes int
 	Conn     ipc.ConnOptions
+	// MaxConns bounds the connections open at once, sessions of every kind;
+	// one more is refused with SERVER_BUSY [DefaultMaxConns].
+	MaxConns int
+	// MaxUnauthenticated bounds the connections whose hello has not been
+	// accepted yet; one more is refused with SERVER_BUSY
+	// [DefaultMaxUnauthenticated]. Such a connection may send frames of at
+	// most Conn.MaxHelloFrame bytes and is dropped after Conn.HelloTimeout.
+	MaxUnauthenticated int
 	// Recorder, when set, journals every episode and keeps its results.
 	Recorder engine.Recorder
 	// NewBot, when set, builds the agent of each bot slot for each episode
@@ -55,6 +64,12 @@ type Options struct {
 	NewBot func(w *world.World, reg *tools.Registry, agentID string) (bots.Bot, error)
 	Log    *slog.Logger
 }
+
+// Connection limits' defaults (see Options).
+const (
+	DefaultMaxConns           = 4096
+	DefaultMaxUnauthenticated = 256
+)
 
 type slot struct {
 	id, team    string
@@ -78,6 +93,7 @@ type session struct {
 	spectator bool
 	static    bool   // the spectator has been sent the static entities
 	inspect   string // the agent whose observation the spectator's frames carry
+	admitted  bool   // its hello was accepted
 }
 
 // Server runs one episode for connected agents.
@@ -90,13 +106,18 @@ type Server struct {
 	inbox    chan ipc.Incoming
 	connCtx  context.Context
 	accepted chan net.Conn
-	sessions map[*ipc.Conn]*session
-	slots    map[string]*slot
-	order    []*slot
-	nextID   int
-	started  bool
-	episode  int
-	tick     int
+	// Connections open, and those not admitted yet (no hello accepted),
+	// counted up by the accept loops and down by the world's goroutine.
+	conns, unauth atomic.Int64
+	refusals      chan struct{} // bounds the refusals being written at once
+	refusedLog    atomic.Int64  // unix nanoseconds of the last refusal logged
+	sessions      map[*ipc.Conn]*session
+	slots         map[string]*slot
+	order         []*slot
+	nextID        int
+	started       bool
+	episode       int
+	tick          int
 	// gathering: lockstep is waiting for the decisions of tick. Once it
 	// stops, until the next decision point, decisions for tick are late.
 	gathering bool
@@ -129,12 +150,18 @@ func New(opt Options) (*Server, error) {
 		opt.DecisionTimeout = 5 * time.Second
 	}
 	opt.Episodes = max(opt.Episodes, 1)
+	if opt.MaxConns <= 0 {
+		opt.MaxConns = DefaultMaxConns
+	}
+	if opt.MaxUnauthenticated <= 0 {
+		opt.MaxUnauthenticated = DefaultMaxUnauthenticated
+	}
 	codec, err := ipc.NewCodec(ipc.Limits{})
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{opt: opt, codec: codec, log: opt.Log, inbox: make(chan ipc.Incoming, 256),
-		accepted: make(chan net.Conn), sessions: map[*ipc.Conn]*session{}, slots: map[string]*slot{},
+		accepted: make(chan net.Conn), refusals: make(chan struct{}, 64), sessions: map[*ipc.Conn]*session{}, slots: map[string]*slot{},
 		limit: opt.Scenario.ToolCallLimit()}
 	if err := s.newWorld(1); err != nil {
 		return nil, err
@@ -308,18 +335,94 @@ func (s *Server) broadcast(msg any) {
 	}
 }
 
+// acceptLoop hands l's connections to the world's goroutine, refusing those
+// over the connection limits. It ends when l is closed or ctx is done; any
+// other error (too many open files, say) is logged and Accept tried again
+// after a pause that doubles, from 5 ms up to a second, while errors last.
 func (s *Server) acceptLoop(ctx context.Context, l net.Listener) {
+	var pause time.Duration
 	for {
 		nc, err := l.Accept()
 		if err != nil {
-			return
+			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			pause = min(max(2*pause, 5*time.Millisecond), time.Second)
+			s.log.Warn("accept failed; retrying", "addr", l.Addr().String(), "err", err, "retry_in", pause)
+			t := time.NewTimer(pause)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return
+			}
+			continue
+		}
+		pause = 0
+		if pe := s.reserve(); pe != nil {
+			s.refuse(nc, pe)
+			continue
 		}
 		select {
 		case s.accepted <- nc:
 		case <-ctx.Done():
+			s.release(false)
 			nc.Close()
 			return
 		}
+	}
+}
+
+// reserve counts a new connection in, or says why it is refused.
+func (s *Server) reserve() *ipc.ProtocolError {
+	busy := func(format string, args ...any) *ipc.ProtocolError {
+		return &ipc.ProtocolError{Code: ipc.CodeServerBusy, Fatal: true, Message: fmt.Sprintf(format, args...)}
+	}
+	if n := s.conns.Add(1); n > int64(s.opt.MaxConns) {
+		s.conns.Add(-1)
+		return busy("the server has %d connections open, its limit; try again later", s.opt.MaxConns)
+	}
+	if n := s.unauth.Add(1); n > int64(s.opt.MaxUnauthenticated) {
+		s.unauth.Add(-1)
+		s.conns.Add(-1)
+		return busy("%d connections have not said hello yet, the server's limit; try again later", s.opt.MaxUnauthenticated)
+	}
+	return nil
+}
+
+// release counts a connection out once it has ended.
+func (s *Server) release(admitted bool) {
+	s.conns.Add(-1)
+	if !admitted {
+		s.unauth.Add(-1)
+	}
+}
+
+// admit lifts the limits on a session whose hello was accepted.
+func (s *Server) admit(sess *session) {
+	if !sess.admitted {
+		sess.admitted = true
+		s.unauth.Add(-1)
+		sess.conn.Admit()
+	}
+}
+
+// refuse tells a connection over the limits why (best effort, without
+// holding up the accept loop) and closes it. Refusals are logged at most
+// once a second.
+func (s *Server) refuse(nc net.Conn, pe *ipc.ProtocolError) {
+	now := time.Now().UnixNano()
+	if last := s.refusedLog.Load(); now-last >= int64(time.Second) && s.refusedLog.CompareAndSwap(last, now) {
+		s.log.Warn("connection refused", "remote", nc.RemoteAddr().String(), "code", pe.Code, "reason", pe.Message)
+	}
+	select {
+	case s.refusals <- struct{}{}:
+		go func() {
+			ipc.Refuse(nc, s.codec, pe)
+			<-s.refusals
+		}()
+	default: // refusing too many already: just close
+		nc.Close()
 	}
 }
 

@@ -42,6 +42,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	out := fs.String("out", "", "output folder for results.json and replay.jsonl (default runs/SCENARIO-seedS)")
 	startAfter := fs.Duration("start-after", 0, "start even if not every slot is connected after this long (default: wait)")
 	timeout := fs.Duration("decision-timeout", 5*time.Second, "lockstep: how long to wait for each decision")
+	maxConns := fs.Int("max-conns", server.DefaultMaxConns, "connections open at once (agents, spectators and strangers); more are refused with SERVER_BUSY")
+	maxUnauth := fs.Int("max-unauthenticated", server.DefaultMaxUnauthenticated, "connections that have not said hello yet; more are refused with SERVER_BUSY")
+	helloTimeout := fs.Duration("hello-timeout", 10*time.Second, "drop a connection whose hello has not been accepted this long after it connected")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -73,7 +76,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	opt := server.Options{Scenario: sc, Seed: *seed, Agents: *agents, Bots: *botCount, Mode: *mode,
 		TickRate: *tickRate, DecisionTimeout: *timeout, StartAfter: *startAfter, Tokens: tok, Ticks: *ticks,
-		Episodes: *episodes, Recorder: rec, Log: logger}
+		Episodes: *episodes, Recorder: rec, Log: logger, MaxConns: *maxConns, MaxUnauthenticated: *maxUnauth,
+		Conn: ipc.ConnOptions{HelloTimeout: *helloTimeout}}
 	switch *agentKind {
 	case "builtin", "":
 	case "llm":
