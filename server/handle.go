@@ -209,13 +209,17 @@ func (s *Server) decide(sess *session, d *ipc.Decision) {
 		s.fail(sess.conn, protoErr(world.CodeDead, "agent %s is dead and takes no more decisions", sl.id))
 		return
 	}
-	// Lockstep takes the decision for the observation just sent; real time
-	// also takes one for an earlier observation, applied at the next tick.
+	// Lockstep takes the decision for the observation just sent. Real time
+	// takes the newest decision for the newest observation: one for an
+	// earlier observation too, if it is newer than the last decision taken,
+	// which it replaces if that one is still waiting for the next tick.
 	known := sl.sentTick >= 0 && (tick == sl.sentTick ||
 		(s.opt.Mode == "realtime" && tick < sl.sentTick && tick > sl.decidedTick))
 	switch {
-	case tick == sl.sentTick && sl.decided, tick >= 0 && tick <= sl.decidedTick:
-		s.fail(sess.conn, protoErr(ipc.CodeDuplicateDecision, "a decision for tick %v was already received; the first one stands", d.Tick))
+	case tick >= 0 && tick == sl.decidedTick:
+		s.fail(sess.conn, protoErr(ipc.CodeDuplicateDecision, "a decision for tick %d was already received; the first one stands", tick))
+	case tick >= 0 && tick < sl.decidedTick:
+		s.fail(sess.conn, protoErr(ipc.CodeDuplicateDecision, "a decision for tick %d, a newer observation, was already received; it stands", sl.decidedTick))
 	case known && s.opt.Mode == "lockstep" && !s.gathering:
 		s.fail(sess.conn, protoErr(ipc.CodeUnknownTick, "the decision for tick %d arrived after its deadline; the agent idled that tick", tick))
 	case !known && tick >= 0 && tick < sl.sentTick:
