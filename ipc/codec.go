@@ -331,7 +331,7 @@ func badMessage(err error) *ProtocolError {
 	case errors.As(err, &ue):
 		msg = "unknown field: " + msg
 	case errors.As(err, &de):
-		msg = fmt.Sprintf("duplicate map key %v", de.Key)
+		msg = fmt.Sprintf("duplicate map key %v", fuzzy.Clip(fmt.Sprint(de.Key)))
 	}
 	return &ProtocolError{Code: CodeBadMessage, Message: msg}
 }

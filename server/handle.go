@@ -97,7 +97,7 @@ func (s *Server) hello(sess *session, h *ipc.Hello) {
 		return
 	case "agent", "":
 	default:
-		s.fail(c, &ipc.ProtocolError{Code: ipc.CodeBadMessage, Fatal: true, Message: fmt.Sprintf("role %q is not agent or spectator", h.Role)})
+		s.fail(c, &ipc.ProtocolError{Code: ipc.CodeBadMessage, Fatal: true, Message: fmt.Sprintf("role %q is not agent or spectator", fuzzy.Clip(h.Role))})
 		return
 	}
 	var sl *slot
@@ -115,7 +115,7 @@ func (s *Server) hello(sess *session, h *ipc.Hello) {
 	case h.Agent != "":
 		sl = s.slots[h.Agent]
 		if sl == nil || sl.bot != nil {
-			s.fail(c, &ipc.ProtocolError{Code: ipc.CodeNoSlot, Fatal: true, Message: fmt.Sprintf("no agent slot %q is open to clients", h.Agent)})
+			s.fail(c, &ipc.ProtocolError{Code: ipc.CodeNoSlot, Fatal: true, Message: fmt.Sprintf("no agent slot %q is open to clients", fuzzy.Clip(h.Agent))})
 			return
 		}
 	default:

@@ -1,6 +1,8 @@
 package server_test
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -302,4 +304,44 @@ func TestTheAcceptLoopSurvivesErrors(t *testing.T) {
 	flaky.mu.Lock()
 	require.Empty(t, flaky.errs, "every error was retried")
 	flaky.mu.Unlock()
+}
+
+// Fixed (server/handle.go, hello; ipc/codec.go, badMessage): what a client
+// sent came back unclipped in error messages (a 250 kB agent name made a
+// 1 MB reply). Every echoed field is clipped to 64 characters, and every
+// error message to 1 KiB.
+func TestEchoedFieldsAreClipped(t *testing.T) {
+	addr, _, cancel := start(t, server.Options{Seed: 1, Agents: 1})
+	defer cancel()
+	long := string(bytes.Repeat([]byte("é\x01"), 1300)) // 3,900 bytes, %q makes it 8,000
+	for _, tc := range []struct {
+		hello map[string]any
+		code  string
+	}{
+		{map[string]any{"type": "hello", "protocol": 1, "agent": long}, ipc.CodeNoSlot},
+		{map[string]any{"type": "hello", "protocol": 1, "role": long}, ipc.CodeBadMessage},
+	} {
+		c := dial(t, addr)
+		c.send(tc.hello)
+		m, raw := c.recv()
+		c.requireError(m, tc.code, true, "…")
+		require.Less(t, len(raw), 400, "%v", m)
+	}
+
+	spec := dial(t, addr)
+	spec.send(map[string]any{"type": "hello", "protocol": 1, "role": "spectator"})
+	key := bytes.Repeat([]byte("k"), 250_000)
+	text := func(b []byte) []byte {
+		return concat([]byte{0x7a}, binary.BigEndian.AppendUint32(nil, uint32(len(b))), b)
+	}
+	// {"type": "ping", key: 1, key: 1}
+	spec.writeRaw(wire(concat(hexCBOR("a3 "+cborTypePing), text(key), []byte{1}, text(key), []byte{1})))
+	for _, m := range spec.pingThrough("p") {
+		if m["type"] == "error" {
+			spec.requireError(m, ipc.CodeBadMessage, false)
+			require.Less(t, len(m["message"].(string)), 200, "%.300v", m)
+			return
+		}
+	}
+	t.Fatal("no error for a duplicate key")
 }
