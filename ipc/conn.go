@@ -458,8 +458,10 @@ func Refuse(nc net.Conn, codec *Codec, pe *ProtocolError) {
 }
 
 // Listen opens a listener from an address "unix:PATH" or "tcp:HOST:PORT". A Unix
-// socket is created with mode 0600 (a stale socket file is replaced); TCP on
-// an empty host binds to loopback only.
+// socket is created with mode 0600. A stale socket file at PATH is replaced,
+// but not one a live server answers on; closing the listener removes the
+// socket file only if it is still the one it created. TCP on an empty host
+// binds to loopback only.
 func Listen(ctx context.Context, addr string) (net.Listener, error) {
 	network, rest, ok := cut(addr)
 	if !ok {
@@ -471,7 +473,6 @@ func Listen(ctx context.Context, addr string) (net.Listener, error) {
 		if rest == "" {
 			return nil, fmt.Errorf("listen %q: empty socket path", addr)
 		}
-		removeStaleSocket(rest)
 		l, err := listenUnix(ctx, &lc, rest)
 		if err != nil {
 			return nil, fmt.Errorf("listen %q: %w", addr, err)
