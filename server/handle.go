@@ -38,6 +38,12 @@ func (s *Server) handle(in ipc.Incoming) {
 		}
 		delete(s.sessions, in.Conn)
 		s.release(sess.admitted)
+		if sess.spectator {
+			s.log.Info("spectator disconnected", "session", sess.id, "err", in.Err)
+		}
+		if sess.pausing {
+			s.resumeUnlessPaused()
+		}
 		return
 	}
 	switch m := in.Msg.(type) {
@@ -262,9 +268,9 @@ func (s *Server) control(sess *session, m *ipc.Control) {
 		}
 		sess.inspect = m.Agent
 	case "pause":
-		s.paused = true
+		s.paused, sess.pausing = true, true
 	case "resume":
-		s.paused, s.steps, s.next = false, 0, time.Now()
+		s.resume()
 	case "step":
 		n := 1.0
 		if m.Value != 0 {
@@ -274,7 +280,7 @@ func (s *Server) control(sess *session, m *ipc.Control) {
 			s.fail(c, protoErr(ipc.CodeBadMessage, "step takes a whole number of ticks from 1 to 1000000, not %v", m.Value))
 			return
 		}
-		s.paused, s.steps = true, s.steps+int(n)
+		s.paused, s.steps, sess.pausing = true, s.steps+int(n), true
 	case "speed":
 		if !(m.Value >= 0 && m.Value <= 100) || (m.Value < 0.01 && (m.Value != 0 || s.opt.Mode == "realtime")) {
 			s.fail(c, protoErr(ipc.CodeBadMessage, "speed multiplies the tick rate: from 0.01 to 100 (0, as fast as possible, in lockstep only), not %v", m.Value))
@@ -286,6 +292,33 @@ func (s *Server) control(sess *session, m *ipc.Control) {
 		return
 	}
 	s.log.Info("control", "command", m.Command, "value", m.Value, "remote", c.RemoteAddr())
+	if s.started {
+		s.sendFrames()
+	}
+}
+
+// resume runs the world again, dropping any steps still to run. No session
+// holds it paused any more.
+func (s *Server) resume() {
+	s.paused, s.steps, s.next = false, 0, time.Now()
+	for _, sess := range s.sessions {
+		sess.pausing = false
+	}
+}
+
+// resumeUnlessPaused resumes a paused world once no session that paused it
+// (or stepped it) is connected: a pause does not outlive its spectators.
+func (s *Server) resumeUnlessPaused() {
+	if !s.paused {
+		return
+	}
+	for _, sess := range s.sessions {
+		if sess.pausing {
+			return
+		}
+	}
+	s.resume()
+	s.log.Info("resumed: no spectator that paused the world is connected")
 	if s.started {
 		s.sendFrames()
 	}

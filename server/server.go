@@ -94,6 +94,7 @@ type session struct {
 	static    bool   // the spectator has been sent the static entities
 	inspect   string // the agent whose observation the spectator's frames carry
 	admitted  bool   // its hello was accepted
+	pausing   bool   // a spectator that paused (or stepped) the world, until someone resumes it
 }
 
 // Server runs one episode for connected agents.
