@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/arena-sim/arena/internal/fuzzy"
 	"math"
+	"net"
 	"time"
 
 	"github.com/arena-sim/arena/ipc"
@@ -25,10 +26,69 @@ func (s *Server) fail(c *ipc.Conn, pe *ipc.ProtocolError) {
 	}
 }
 
+// Failed authentications from one host are answered later and later:
+// the first at once, the next after authDelay, doubling up to maxAuthDelay.
+// A host's count is forgotten authForget after its last failure.
+const (
+	authDelay    = 250 * time.Millisecond
+	maxAuthDelay = 5 * time.Second
+	authForget   = 10 * time.Minute
+)
+
+// authFailures is what the server remembers of a host's failed
+// authentications.
+type authFailures struct {
+	n    int
+	last time.Time
+}
+
+// failAuth refuses a hello whose token is wrong: it logs the failure and
+// answers after a delay that grows with the host's recent failures, so that
+// guessing tokens is slow. Nothing more from the session is handled.
+func (s *Server) failAuth(sess *session, pe *ipc.ProtocolError) {
+	now := time.Now()
+	host := peerHost(sess.conn.RemoteAddr())
+	if s.authFails == nil || len(s.authFails) > 4096 {
+		for h, f := range s.authFails { // forget old failures
+			if now.Sub(f.last) > authForget {
+				delete(s.authFails, h)
+			}
+		}
+		if s.authFails == nil || len(s.authFails) > 4096 {
+			s.authFails = map[string]*authFailures{}
+		}
+	}
+	f := s.authFails[host]
+	if f == nil || now.Sub(f.last) > authForget {
+		f = &authFailures{}
+		s.authFails[host] = f
+	}
+	f.n++
+	f.last = now
+	delay := time.Duration(0)
+	if f.n > 1 {
+		delay = min(authDelay<<min(f.n-2, 16), maxAuthDelay)
+	}
+	s.log.Warn("authentication failed", "remote", sess.conn.RemoteAddr().String(), "session", sess.id,
+		"failures", f.n, "answered_in", delay, "reason", pe.Message)
+	sess.refused = true
+	c := sess.conn
+	time.AfterFunc(delay, func() { s.fail(c, pe) })
+}
+
+// peerHost is the host part of a peer's address: its IP over TCP, "local"
+// over a Unix socket.
+func peerHost(a net.Addr) string {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		return ta.IP.String()
+	}
+	return "local"
+}
+
 // handle processes one message on the world's goroutine.
 func (s *Server) handle(in ipc.Incoming) {
 	sess := s.sessions[in.Conn]
-	if sess == nil {
+	if sess == nil || (sess.refused && in.Msg != nil) {
 		return
 	}
 	if in.Msg == nil { // the connection ended
@@ -88,7 +148,7 @@ func (s *Server) hello(sess *session, h *ipc.Hello) {
 		if s.opt.Tokens != nil {
 			want := s.opt.Tokens[spectatorKey]
 			if want == "" || subtle.ConstantTimeCompare([]byte(want), []byte(h.Token)) != 1 {
-				s.fail(c, &ipc.ProtocolError{Code: ipc.CodeUnauthorized, Fatal: true,
+				s.failAuth(sess, &ipc.ProtocolError{Code: ipc.CodeUnauthorized, Fatal: true,
 					Message: "spectators need the token the tokens file gives under \"spectator\""})
 				return
 			}
@@ -115,7 +175,7 @@ func (s *Server) hello(sess *session, h *ipc.Hello) {
 			}
 		}
 		if sl == nil || (h.Agent != "" && h.Agent != sl.id) {
-			s.fail(c, &ipc.ProtocolError{Code: ipc.CodeUnauthorized, Fatal: true, Message: "the token does not match an agent slot"})
+			s.failAuth(sess, &ipc.ProtocolError{Code: ipc.CodeUnauthorized, Fatal: true, Message: "the token does not match an agent slot"})
 			return
 		}
 	case h.Agent != "":

@@ -345,3 +345,41 @@ func TestEchoedFieldsAreClipped(t *testing.T) {
 	}
 	t.Fatal("no error for a duplicate key")
 }
+
+// Fixed (server/handle.go, failAuth): failed authentications were neither
+// logged nor slowed down. Each is logged, and a host's failures are answered
+// later and later (the first at once, then after 250 ms, 500 ms, 1 s, …), so
+// that tokens cannot be guessed quickly; a right token is answered at once.
+func TestFailedAuthenticationsAreLoggedAndSlowedDown(t *testing.T) {
+	log := newServerLog()
+	addr, _, cancel := start(t, server.Options{Seed: 1, Agents: 2, Log: log.logger(),
+		Tokens: map[string]string{"agent_001": "right", "agent_002": "other", "spectator": "eye"}})
+	defer cancel()
+	var took []time.Duration
+	for i := 0; i < 4; i++ {
+		c := dial(t, addr)
+		hello := map[string]any{"type": "hello", "protocol": 1, "token": "wrong"}
+		if i%2 == 1 {
+			hello["role"] = "spectator"
+		}
+		began := time.Now()
+		c.send(hello)
+		c.expectError(ipc.CodeUnauthorized, true)
+		took = append(took, time.Since(began))
+		c.expectClosed()
+		log.wait(t, "authentication failed")
+	}
+	t.Logf("answers took %v", took)
+	require.GreaterOrEqual(t, took[2], 500*time.Millisecond, "the third failure is answered after 500 ms")
+	require.GreaterOrEqual(t, took[3], time.Second, "the fourth after 1 s")
+
+	// Messages sent while the refusal waits are not handled.
+	c := dial(t, addr)
+	c.send(map[string]any{"type": "hello", "protocol": 1, "token": "wrong"})
+	c.send(map[string]any{"type": "hello", "protocol": 1, "token": "right"})
+	c.expectError(ipc.CodeUnauthorized, true)
+	c.expectClosed()
+
+	ok := dial(t, addr)
+	require.Equal(t, "agent_001", ok.helloAgent("", "right")["agent_id"])
+}

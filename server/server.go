@@ -95,6 +95,7 @@ type session struct {
 	inspect   string // the agent whose observation the spectator's frames carry
 	admitted  bool   // its hello was accepted
 	pausing   bool   // a spectator that paused (or stepped) the world, until someone resumes it
+	refused   bool   // its hello failed authentication: nothing more is handled
 }
 
 // Server runs one episode for connected agents.
@@ -113,6 +114,7 @@ type Server struct {
 	refusals      chan struct{} // bounds the refusals being written at once
 	refusedLog    atomic.Int64  // unix nanoseconds of the last refusal logged
 	sessions      map[*ipc.Conn]*session
+	authFails     map[string]*authFailures // by host, for failAuth
 	slots         map[string]*slot
 	order         []*slot
 	nextID        int

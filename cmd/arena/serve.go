@@ -102,6 +102,10 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		ls = append(ls, l)
 		logger.Info("listening", "addr", addr)
+		if tok == nil && !loopback(l.Addr()) {
+			logger.Warn("LISTENING BEYOND THIS HOST WITHOUT --tokens: anyone who can reach "+l.Addr().String()+
+				" may take an agent slot, or watch and pause the world as a spectator; give --tokens", "addr", addr)
+		}
 	}
 	all, err := srv.Serve(ctx, ls...)
 	if err != nil {
@@ -124,4 +128,11 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		printReport(stdout, rep)
 	}
 	return nil
+}
+
+// loopback reports whether a listener's address is reachable from this host
+// only (a Unix socket, or TCP on a loopback address).
+func loopback(a net.Addr) bool {
+	ta, ok := a.(*net.TCPAddr)
+	return !ok || ta.IP.IsLoopback()
 }
