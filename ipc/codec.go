@@ -119,7 +119,7 @@ func releaseFrame(frame []byte) {
 }
 
 // Decode decodes one frame's payload into a client message: *Hello, *Decision,
-// *Query, *Ping, *Bye or *Control. Anything else is a non-fatal BAD_MESSAGE
+// *Query, *Ping, *Pong, *Bye or *Control. Anything else is a non-fatal BAD_MESSAGE
 // that says what was wrong.
 func (c *Codec) Decode(frame []byte) (any, error) {
 	// The fast path decodes a valid message in one pass. A message that
@@ -153,7 +153,7 @@ func (c *Codec) decodeFull(frame []byte) (any, error) {
 	}
 	msg := newMessage(typ)
 	if msg == nil {
-		return nil, &ProtocolError{Code: CodeBadMessage, Message: fmt.Sprintf("unknown message type %q (hello, decision, query, ping, bye, control)", fuzzy.Clip(typ))}
+		return nil, &ProtocolError{Code: CodeBadMessage, Message: fmt.Sprintf("unknown message type %q (hello, decision, query, ping, pong, bye, control)", fuzzy.Clip(typ))}
 	}
 	if err := c.dec.Unmarshal(frame, msg); err != nil {
 		return nil, badMessage(err)
@@ -172,6 +172,8 @@ func (c *Codec) checkID(msg any) error {
 	var id cbor.RawMessage
 	switch m := msg.(type) {
 	case *Ping:
+		id = m.ID
+	case *Pong:
 		id = m.ID
 	case *Query:
 		id = m.ID
@@ -197,6 +199,8 @@ func newMessage(typ string) any {
 		return &Query{}
 	case "ping":
 		return &Ping{}
+	case "pong":
+		return &Pong{}
 	case "bye":
 		return &Bye{}
 	case "control":
@@ -215,6 +219,8 @@ func messageType(msg any) string {
 	case *Query:
 		return m.Type
 	case *Ping:
+		return m.Type
+	case *Pong:
 		return m.Type
 	case *Bye:
 		return m.Type

@@ -23,8 +23,12 @@ type ConnOptions struct {
 	// HelloTimeout is how long a connection may go without being admitted;
 	// then it is dropped with UNAUTHORIZED [10s].
 	HelloTimeout time.Duration
-	IdleTimeout  time.Duration // a client silent this long is dropped; pings keep it alive [30s]
-	WriteTimeout time.Duration // one frame must be written within this [10s]
+	// PingInterval: a client that has sent nothing for this long is sent a
+	// ping [5s]. PongWait: one that then sends nothing (its pong, or anything
+	// else) for this long is disconnected [10s]. A quiet client that answers
+	// pings is never dropped; a dead one goes within the sum of the two.
+	PingInterval, PongWait time.Duration
+	WriteTimeout           time.Duration // one frame must be written within this [10s]
 	// QueueSize bounds the messages waiting to be written (results, errors,
 	// welcomes...). A client whose queue fills up is disconnected with
 	// SLOW_CONSUMER [64].
@@ -45,8 +49,11 @@ func (o ConnOptions) withDefaults() ConnOptions {
 	if o.HelloTimeout <= 0 {
 		o.HelloTimeout = 10 * time.Second
 	}
-	if o.IdleTimeout <= 0 {
-		o.IdleTimeout = 30 * time.Second
+	if o.PingInterval <= 0 {
+		o.PingInterval = 5 * time.Second
+	}
+	if o.PongWait <= 0 {
+		o.PongWait = 10 * time.Second
 	}
 	if o.WriteTimeout <= 0 {
 		o.WriteTimeout = 10 * time.Second
@@ -351,10 +358,10 @@ func (c *Conn) writeLoop() {
 
 func (c *Conn) readLoop() {
 	// Buffered: a frame usually takes one read system call, not two.
-	r := bufio.NewReaderSize(c.nc, 4096)
+	r := bufio.NewReaderSize(&liveReader{c: c}, 4096)
+	c.nc.SetReadDeadline(time.Now().Add(c.opt.PingInterval))
 	hello := false // a hello was handed on
 	for {
-		c.nc.SetReadDeadline(time.Now().Add(c.opt.IdleTimeout))
 		frame, err := c.readFrame(r, hello)
 		if err != nil {
 			var pe *ProtocolError
@@ -384,6 +391,8 @@ func (c *Conn) readLoop() {
 		case *Ping:
 			c.Send(Pong{Type: "pong", ID: m.ID})
 			continue
+		case *Pong: // an answer to our ping: it has done its work by arriving
+			continue
 		case *Hello:
 			hello = true
 		}
@@ -400,6 +409,38 @@ func (c *Conn) readLoop() {
 	c.Close()
 	<-c.done
 	c.notifyEnd()
+}
+
+// liveReader reads from a connection, checking that the client is alive:
+// when nothing has arrived for PingInterval it sends the client a ping, and
+// when nothing arrives for PongWait after that, it gives up.
+type liveReader struct {
+	c      *Conn
+	pinged bool
+	pings  uint64 // the id of the last ping sent
+}
+
+func (r *liveReader) Read(p []byte) (int, error) {
+	c := r.c
+	for {
+		n, err := c.nc.Read(p)
+		var ne net.Error
+		switch {
+		case n > 0 || err == nil:
+			r.pinged = false
+			c.nc.SetReadDeadline(time.Now().Add(c.opt.PingInterval))
+			return n, err
+		case !errors.As(err, &ne) || !ne.Timeout():
+			return n, err
+		case r.pinged:
+			return n, fmt.Errorf("no answer to a ping within %v: %w", c.opt.PongWait, err)
+		}
+		r.pinged = true
+		r.pings++
+		id, _ := c.codec.Marshal(r.pings)
+		c.Send(Ping{Type: "ping", ID: id})
+		c.nc.SetReadDeadline(time.Now().Add(c.opt.PongWait))
+	}
 }
 
 // readFrame reads the next frame into a pooled buffer, which the caller

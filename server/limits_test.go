@@ -17,6 +17,7 @@ import (
 	"github.com/arena-sim/arena/ipc"
 	"github.com/arena-sim/arena/scenarios"
 	"github.com/arena-sim/arena/server"
+	"github.com/fxamacker/cbor/v2"
 	"github.com/stretchr/testify/require"
 )
 
@@ -382,4 +383,51 @@ func TestFailedAuthenticationsAreLoggedAndSlowedDown(t *testing.T) {
 
 	ok := dial(t, addr)
 	require.Equal(t, "agent_001", ok.helloAgent("", "right")["agent_id"])
+}
+
+// Fixed (ipc/conn.go, liveReader): the server never pinged, so a dead peer
+// (a pulled cable: no close ever arrives) held its slot for the 30-second
+// idle time-out, while a healthy agent that was quiet that long was
+// dropped. Now a quiet session is pinged after PingInterval, and dropped if
+// nothing arrives within PongWait after: a client that answers pings stays
+// however quiet it is, and a dead one goes within the sum of the two.
+func TestQuietSessionsArePingedAndDeadOnesDropped(t *testing.T) {
+	const interval, wait = 50 * time.Millisecond, 100 * time.Millisecond
+	log := newServerLog()
+	addr, _, cancel := start(t, server.Options{Seed: 1, Agents: 2, Log: log.logger(),
+		Conn: ipc.ConnOptions{PingInterval: interval, PongWait: wait}})
+	defer cancel()
+	quiet := dial(t, addr)
+	quiet.helloAgent("agent_001", "")
+	dead := dial(t, addr)
+	dead.helloAgent("agent_002", "")
+
+	// quiet answers the server's pings, and nothing else, for 10 times what
+	// would drop it otherwise; dead sends nothing more and reads nothing.
+	pings := 0
+	for began := time.Now(); time.Since(began) < 10*(interval+wait); {
+		m, raw := quiet.recv()
+		if m["type"] != "ping" {
+			continue
+		}
+		pings++
+		var p ipc.Ping
+		require.NoError(t, cbor.Unmarshal(raw, &p))
+		require.NotEmpty(t, p.ID, "a server ping has an id")
+		quiet.writeRaw(wire(clientCBOR(ipc.Pong{Type: "pong", ID: p.ID})))
+	}
+	require.Greater(t, pings, 5)
+	quiet.pingThrough("still here")
+	timeout := time.After(10 * time.Second)
+	for e := ""; e != "agent disconnected agent_002"; {
+		select {
+		case e = <-log:
+			require.NotEqual(t, "agent disconnected agent_001", e, "a quiet agent that answers pings was dropped")
+		case <-timeout:
+			t.Fatal("the dead agent was never dropped")
+		}
+	}
+	// dead's slot is free again.
+	back := dial(t, addr)
+	back.helloAgent("agent_002", "")
 }
