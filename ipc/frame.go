@@ -30,6 +30,7 @@ const (
 	CodeDuplicateDecision   = "DUPLICATE_DECISION"
 	CodeSlowConsumer        = "SLOW_CONSUMER"
 	CodeServerBusy          = "SERVER_BUSY"
+	CodeServerError         = "SERVER_ERROR"
 )
 
 // ProtocolError is an error the server answers with an error message. Fatal

@@ -128,6 +128,7 @@ type Server struct {
 	events    []world.Event          // the last tick's, for frames
 	decisions []engine.DecisionEntry // the last tick's, for frames
 	runner    *engine.Runner         // the episode's, for inspected observations
+	inEpisode bool                   // episode_start was sent, episode_end not yet
 
 	// Pacing, driven by spectators' control commands and, in real time, the
 	// clock: speed multiplies the tick rate (0: as fast as the agents go).
@@ -269,20 +270,21 @@ func (s *Server) Serve(ctx context.Context, listeners ...net.Listener) ([]*engin
 	for ep := 1; ; ep++ {
 		if ep > 1 {
 			if err := s.newWorld(ep); err != nil {
-				s.closeAll()
+				s.abort(err)
 				return all, err
 			}
 			if err := s.resetSlots(); err != nil {
-				s.closeAll()
+				s.abort(err)
 				return all, err
 			}
 		}
 		res, err := s.runEpisode(ctx)
 		if err != nil {
-			s.closeAll()
+			s.abort(err)
 			return all, err
 		}
 		all = append(all, res)
+		s.inEpisode = false
 		final := ep >= s.opt.Episodes || ctx.Err() != nil
 		s.broadcast(ipc.EpisodeEnd{Type: "episode_end", Episode: ep, Tick: s.w.Tick(), Reason: res.EndReason, Final: final, Results: res})
 		if final {
@@ -307,6 +309,7 @@ func (s *Server) runEpisode(ctx context.Context) (*engine.Results, error) {
 		sess.static = false
 	}
 	s.broadcast(s.episodeStart())
+	s.inEpisode = true
 	r := &engine.Runner{World: s.w, Tools: s.reg, Gatherer: s, DecisionPeriod: s.opt.Scenario.Limits.DecisionPeriod,
 		MaxTicks: s.w.Objective().TimeLimit, Journal: j, OnTick: func(rec *engine.TickRecord) {
 			s.events, s.decisions = rec.Events, rec.Decisions
@@ -627,6 +630,21 @@ func (s *Server) warn(msg string, args ...any) {
 	}
 	s.lastWarn = time.Now()
 	s.log.Warn(msg, append(args, "tick", s.w.Tick(), "tick_rate", s.tickRate()*s.speed)...)
+}
+
+// abort tells every session that the server cannot go on (its disk is full,
+// say): an episode_end with reason "error" if an episode was under way, then
+// the fatal SERVER_ERROR; and closes them.
+func (s *Server) abort(err error) {
+	s.log.Error("stopping on an error", "episode", s.episode, "tick", s.w.Tick(), "err", err)
+	if s.inEpisode {
+		s.broadcast(ipc.EpisodeEnd{Type: "episode_end", Episode: s.episode, Tick: s.w.Tick(), Reason: "error", Final: true})
+	}
+	pe := &ipc.ProtocolError{Code: ipc.CodeServerError, Fatal: true, Message: "the server stopped on an error: " + err.Error()}
+	for c := range s.sessions {
+		s.fail(c, pe)
+	}
+	s.closeAll()
 }
 
 // closeAll closes every session once what is queued for it is written.
