@@ -58,7 +58,7 @@ Run 'arena COMMAND -h' for a command's flags.
 `
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(context.Background(), os.Stderr, os.Exit)
 	defer stop()
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
@@ -66,6 +66,37 @@ func main() {
 			fmt.Fprintln(os.Stderr, "arena:", err)
 		}
 		os.Exit(2)
+	}
+}
+
+// interruptible returns a context cancelled by the first SIGINT or SIGTERM,
+// which lets a command stop cleanly (finish the tick under way, write its
+// files); a second one calls exit(130) at once. stop releases the signals.
+func interruptible(parent context.Context, stderr io.Writer, exit func(int)) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancel(parent)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-sigs:
+		case <-done:
+			return
+		}
+		fmt.Fprintln(stderr, "arena: stopping (interrupt again to exit at once)")
+		cancel()
+		select {
+		case <-sigs:
+		case <-done:
+			return
+		}
+		fmt.Fprintln(stderr, "arena: interrupted again: exiting at once")
+		exit(130)
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel()
 	}
 }
 

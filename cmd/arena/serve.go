@@ -57,7 +57,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(listens) == 0 {
 		listens = listFlag{"unix:arena.sock"}
 	}
-	sc, err := scenarios.Load(*scenario)
+	sc, err := scenarios.LoadContext(ctx, *scenario)
 	if err != nil {
 		return err
 	}
