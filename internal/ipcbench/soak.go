@@ -109,7 +109,8 @@ func Soak(ctx context.Context, opt SoakOptions) (*SoakResult, error) {
 		return nil, err
 	}
 	srv, err := server.New(server.Options{Scenario: sc, Seed: opt.Seed, Agents: opt.Agents, Mode: "realtime", TickRate: opt.TickRate,
-		Ticks: int(opt.Duration.Seconds()*opt.TickRate) * 10, Log: slog.New(slog.DiscardHandler)})
+		StartAfter: 5 * time.Second, // clients come and go: some slot is always empty
+		Ticks:      int(opt.Duration.Seconds()*opt.TickRate) * 10, Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return nil, err
 	}
