@@ -45,6 +45,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	maxConns := fs.Int("max-conns", server.DefaultMaxConns, "connections open at once (agents, spectators and strangers); more are refused with SERVER_BUSY")
 	maxUnauth := fs.Int("max-unauthenticated", server.DefaultMaxUnauthenticated, "connections that have not said hello yet; more are refused with SERVER_BUSY")
 	helloTimeout := fs.Duration("hello-timeout", 10*time.Second, "drop a connection whose hello has not been accepted this long after it connected")
+	pingInterval := fs.Duration("ping-interval", 5*time.Second, "ping a session that has sent nothing for this long")
+	pongWait := fs.Duration("pong-wait", 10*time.Second, "drop a session that sends nothing (no pong) for this long after a ping")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -77,7 +79,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	opt := server.Options{Scenario: sc, Seed: *seed, Agents: *agents, Bots: *botCount, Mode: *mode,
 		TickRate: *tickRate, DecisionTimeout: *timeout, StartAfter: *startAfter, Tokens: tok, Ticks: *ticks,
 		Episodes: *episodes, Recorder: rec, Log: logger, MaxConns: *maxConns, MaxUnauthenticated: *maxUnauth,
-		Conn: ipc.ConnOptions{HelloTimeout: *helloTimeout}}
+		Conn: ipc.ConnOptions{HelloTimeout: *helloTimeout, PingInterval: *pingInterval, PongWait: *pongWait}}
 	switch *agentKind {
 	case "builtin", "":
 	case "llm":
