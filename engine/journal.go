@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 )
@@ -36,11 +37,26 @@ type JournalHeader struct {
 // the decisions applied, their results, the events and the state hash, and a
 // final line with the results. Every tick is flushed to the file as it is
 // written, so a run that crashes leaves a journal readable up to its last
-// complete tick.
+// complete tick; a line that cannot be written whole (the disk is full) is
+// cut off, so the journal still ends with a complete line.
 type Journal struct {
-	f   *os.File
-	buf *bufio.Writer
-	enc *json.Encoder
+	f       *os.File
+	written counter       // what reached the file
+	buf     *bufio.Writer // over written
+	enc     *json.Encoder
+	size    int64 // bytes of complete lines in the file
+}
+
+// counter counts the bytes written through it.
+type counter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *counter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // CreateJournal creates (or truncates) a journal file and writes its header.
@@ -49,8 +65,9 @@ func CreateJournal(path string, h JournalHeader) (*Journal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create journal: %w", err)
 	}
-	buf := bufio.NewWriterSize(f, 64<<10)
-	j := &Journal{f: f, buf: buf, enc: json.NewEncoder(buf)}
+	j := &Journal{f: f, written: counter{w: f}}
+	j.buf = bufio.NewWriterSize(&j.written, 64<<10)
+	j.enc = json.NewEncoder(j.buf)
 	h.Type, h.Version = "header", JournalVersion
 	if err := j.write(h); err != nil {
 		f.Close()
@@ -60,12 +77,19 @@ func CreateJournal(path string, h JournalHeader) (*Journal, error) {
 }
 
 func (j *Journal) write(v any) error {
-	if err := j.enc.Encode(v); err != nil {
+	err := j.enc.Encode(v)
+	if err == nil {
+		err = j.buf.Flush()
+	}
+	if err != nil {
+		// Part of the line may be in the file: cut it off. The buffered
+		// writer keeps failing, so nothing more is written.
+		if j.written.n > j.size {
+			j.f.Truncate(j.size)
+		}
 		return fmt.Errorf("write journal: %w", err)
 	}
-	if err := j.buf.Flush(); err != nil {
-		return fmt.Errorf("write journal: %w", err)
-	}
+	j.size = j.written.n
 	return nil
 }
 

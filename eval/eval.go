@@ -164,7 +164,7 @@ feed:
 		if errs[i] != nil {
 			return nil, errs[i]
 		}
-		if res != nil && res.EndReason != "stopped" {
+		if res != nil {
 			finished = append(finished, res)
 		}
 	}

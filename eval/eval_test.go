@@ -124,3 +124,22 @@ func TestShardedRunsEqualTheUnshardedRun(t *testing.T) {
 	}
 	require.Equal(t, whole.Episodes, rows)
 }
+
+// Fixed (eval/report.go, NewReport): arena run and serve counted stopped
+// episodes in their report (a pass rate of 0.5 with one stopped of two),
+// while arena eval left them out. NewReport now leaves them out for all.
+func TestStoppedEpisodesAreLeftOutOfReports(t *testing.T) {
+	done := &engine.Results{Episode: 1, Seed: 3, Ticks: 10, EndReason: "completed", Passed: true, MeanScore: 50}
+	stopped := &engine.Results{Episode: 2, Seed: 4, Ticks: 3, EndReason: "stopped", Outcome: "stopped", MeanScore: 0}
+	rep := eval.NewReport("x", 3, []*engine.Results{done, stopped})
+	require.Equal(t, 1.0, rep.PassRate)
+	require.Len(t, rep.Episodes, 1)
+	require.Equal(t, 1, rep.Episodes[0].Episode)
+	require.Equal(t, 50.0, rep.Score.Mean)
+	require.Equal(t, []*engine.Results{done}, rep.Results)
+
+	rep = eval.NewReport("x", 3, []*engine.Results{stopped})
+	require.Empty(t, rep.Episodes)
+	require.Equal(t, 0.0, rep.PassRate)
+	require.NotNil(t, rep.Results, "episodes.json holds [], not null")
+}

@@ -88,13 +88,19 @@ func Aggregated(name string, values []float64) Aggregate {
 
 // NewReport builds the report of episodes given in episode order. Each row
 // takes its number from the results' Episode (or its position, when unset).
+// Stopped episodes (end_reason "stopped": interrupted, they say nothing about
+// the agents) are left out, the same way for arena eval, run and serve.
 func NewReport(scenario string, seed uint64, results []*engine.Results) *Report {
-	rep := &Report{Scenario: scenario, Seed: seed, Episodes: []EpisodeRow{}, Metrics: []Aggregate{}, Results: results}
+	rep := &Report{Scenario: scenario, Seed: seed, Episodes: []EpisodeRow{}, Metrics: []Aggregate{}, Results: []*engine.Results{}}
 	perMetric := map[string][]float64{}
 	perTeam := map[string][]float64{}
 	var scores []float64
 	passed := 0
 	for i, res := range results {
+		if res.EndReason == "stopped" {
+			continue
+		}
+		rep.Results = append(rep.Results, res)
 		ep := res.Episode
 		if ep == 0 {
 			ep = i + 1
@@ -126,7 +132,7 @@ func NewReport(scenario string, seed uint64, results []*engine.Results) *Report 
 		scores = append(scores, res.MeanScore)
 		rep.Episodes = append(rep.Episodes, row)
 	}
-	if n := len(results); n > 0 {
+	if n := len(rep.Results); n > 0 {
 		rep.PassRate = float64(passed) / float64(n)
 	}
 	rep.Score = Aggregated("score", scores)

@@ -72,7 +72,8 @@ func (c *Codec) Marshal(v any) ([]byte, error) {
 	return b, nil
 }
 
-// framePool recycles the buffers of written frames (see marshalFrame).
+// framePool recycles the buffers of frames written (see marshalFrame) and
+// read (see Conn.readLoop), so that an idle connection holds none.
 var framePool sync.Pool // of *[]byte
 
 // maxPooledFrame is the largest frame buffer kept for reuse.
@@ -82,11 +83,7 @@ const maxPooledFrame = 64 << 10
 // into a buffer that releaseFrame may recycle once the frame is written. The
 // bytes are those of AppendFrame(nil, Marshal(v)).
 func (c *Codec) marshalFrame(v any) ([]byte, error) {
-	var b []byte
-	if p, ok := framePool.Get().(*[]byte); ok {
-		b = (*p)[:0]
-	}
-	b = append(b, 0, 0, 0, 0)
+	b := append(pooledFrame(), 0, 0, 0, 0)
 	var err error
 	switch v.(type) {
 	case ObservationMsg, Frame: // sent every tick
@@ -103,6 +100,14 @@ func (c *Codec) marshalFrame(v any) ([]byte, error) {
 	return b, nil
 }
 
+// pooledFrame returns an empty buffer from the pool, or nil.
+func pooledFrame() []byte {
+	if p, ok := framePool.Get().(*[]byte); ok {
+		return (*p)[:0]
+	}
+	return nil
+}
+
 // releaseFrame hands a frame's buffer back for reuse; the caller must not
 // touch the frame afterwards.
 func releaseFrame(frame []byte) {
@@ -114,7 +119,7 @@ func releaseFrame(frame []byte) {
 }
 
 // Decode decodes one frame's payload into a client message: *Hello, *Decision,
-// *Query, *Ping, *Bye or *Control. Anything else is a non-fatal BAD_MESSAGE
+// *Query, *Ping, *Pong, *Bye or *Control. Anything else is a non-fatal BAD_MESSAGE
 // that says what was wrong.
 func (c *Codec) Decode(frame []byte) (any, error) {
 	// The fast path decodes a valid message in one pass. A message that
@@ -148,7 +153,7 @@ func (c *Codec) decodeFull(frame []byte) (any, error) {
 	}
 	msg := newMessage(typ)
 	if msg == nil {
-		return nil, &ProtocolError{Code: CodeBadMessage, Message: fmt.Sprintf("unknown message type %q (hello, decision, query, ping, bye, control)", fuzzy.Clip(typ))}
+		return nil, &ProtocolError{Code: CodeBadMessage, Message: fmt.Sprintf("unknown message type %q (hello, decision, query, ping, pong, bye, control)", fuzzy.Clip(typ))}
 	}
 	if err := c.dec.Unmarshal(frame, msg); err != nil {
 		return nil, badMessage(err)
@@ -167,6 +172,8 @@ func (c *Codec) checkID(msg any) error {
 	var id cbor.RawMessage
 	switch m := msg.(type) {
 	case *Ping:
+		id = m.ID
+	case *Pong:
 		id = m.ID
 	case *Query:
 		id = m.ID
@@ -192,6 +199,8 @@ func newMessage(typ string) any {
 		return &Query{}
 	case "ping":
 		return &Ping{}
+	case "pong":
+		return &Pong{}
 	case "bye":
 		return &Bye{}
 	case "control":
@@ -210,6 +219,8 @@ func messageType(msg any) string {
 	case *Query:
 		return m.Type
 	case *Ping:
+		return m.Type
+	case *Pong:
 		return m.Type
 	case *Bye:
 		return m.Type
@@ -326,7 +337,7 @@ func badMessage(err error) *ProtocolError {
 	case errors.As(err, &ue):
 		msg = "unknown field: " + msg
 	case errors.As(err, &de):
-		msg = fmt.Sprintf("duplicate map key %v", de.Key)
+		msg = fmt.Sprintf("duplicate map key %v", fuzzy.Clip(fmt.Sprint(de.Key)))
 	}
 	return &ProtocolError{Code: CodeBadMessage, Message: msg}
 }

@@ -15,9 +15,20 @@ import (
 
 // ConnOptions tune a connection. Zero fields take the defaults in brackets.
 type ConnOptions struct {
-	MaxFrame     int           // largest accepted frame [DefaultMaxFrame]
-	IdleTimeout  time.Duration // a client silent this long is dropped; pings keep it alive [30s]
-	WriteTimeout time.Duration // one frame must be written within this [10s]
+	MaxFrame int // largest accepted frame [DefaultMaxFrame]
+	// MaxHelloFrame is the largest frame accepted before the server admits
+	// the connection (Admit, once its hello is accepted): a stranger gets
+	// no more memory than this until it has a slot [DefaultMaxHelloFrame].
+	MaxHelloFrame int
+	// HelloTimeout is how long a connection may go without being admitted;
+	// then it is dropped with UNAUTHORIZED [10s].
+	HelloTimeout time.Duration
+	// PingInterval: a client that has sent nothing for this long is sent a
+	// ping [5s]. PongWait: one that then sends nothing (its pong, or anything
+	// else) for this long is disconnected [10s]. A quiet client that answers
+	// pings is never dropped; a dead one goes within the sum of the two.
+	PingInterval, PongWait time.Duration
+	WriteTimeout           time.Duration // one frame must be written within this [10s]
 	// QueueSize bounds the messages waiting to be written (results, errors,
 	// welcomes...). A client whose queue fills up is disconnected with
 	// SLOW_CONSUMER [64].
@@ -31,8 +42,18 @@ func (o ConnOptions) withDefaults() ConnOptions {
 	if o.MaxFrame <= 0 {
 		o.MaxFrame = DefaultMaxFrame
 	}
-	if o.IdleTimeout <= 0 {
-		o.IdleTimeout = 30 * time.Second
+	if o.MaxHelloFrame <= 0 {
+		o.MaxHelloFrame = DefaultMaxHelloFrame
+	}
+	o.MaxHelloFrame = min(o.MaxHelloFrame, o.MaxFrame)
+	if o.HelloTimeout <= 0 {
+		o.HelloTimeout = 10 * time.Second
+	}
+	if o.PingInterval <= 0 {
+		o.PingInterval = 5 * time.Second
+	}
+	if o.PongWait <= 0 {
+		o.PongWait = 10 * time.Second
 	}
 	if o.WriteTimeout <= 0 {
 		o.WriteTimeout = 10 * time.Second
@@ -80,6 +101,10 @@ type Conn struct {
 	closeMu sync.Once
 	err     error
 
+	admitted  chan struct{} // closed by Admit
+	admitOnce sync.Once
+	helloTime *time.Timer // drops the connection if it is not admitted in time
+
 	// Write-through: a frame queued when nothing else waits and nothing is
 	// being written is written at once by the goroutine that queues it, in
 	// one non-blocking write; what the socket does not take then (a full
@@ -98,7 +123,13 @@ type Conn struct {
 // the connection and stops its goroutines even if nobody reads the inbox.
 func NewConn(ctx context.Context, nc net.Conn, codec *Codec, opt ConnOptions, inbox chan<- Incoming) *Conn {
 	c := &Conn{ctx: ctx, nc: nc, codec: codec, opt: opt.withDefaults(), inbox: inbox,
-		wake: make(chan struct{}, 1), done: make(chan struct{})}
+		wake: make(chan struct{}, 1), done: make(chan struct{}), admitted: make(chan struct{})}
+	c.helloTime = time.AfterFunc(c.opt.HelloTimeout, func() {
+		if !c.Admitted() {
+			c.fail(&ProtocolError{Code: CodeUnauthorized, Fatal: true,
+				Message: fmt.Sprintf("no hello was accepted within %v of connecting", c.opt.HelloTimeout)})
+		}
+	})
 	if sc, ok := nc.(syscall.Conn); ok {
 		if raw, err := sc.SyscallConn(); err == nil {
 			c.raw = raw
@@ -114,6 +145,25 @@ func NewConn(ctx context.Context, nc net.Conn, codec *Codec, opt ConnOptions, in
 		}
 	}()
 	return c
+}
+
+// Admit lifts the limits on a connection whose hello was accepted: frames up
+// to MaxFrame instead of MaxHelloFrame, and no HelloTimeout.
+func (c *Conn) Admit() {
+	c.admitOnce.Do(func() {
+		c.helloTime.Stop()
+		close(c.admitted)
+	})
+}
+
+// Admitted reports whether Admit was called.
+func (c *Conn) Admitted() bool {
+	select {
+	case <-c.admitted:
+		return true
+	default:
+		return false
+	}
 }
 
 // RemoteAddr is the client's address.
@@ -251,6 +301,7 @@ func (c *Conn) setErr(err error) {
 
 func (c *Conn) shutdown() {
 	c.closeMu.Do(func() {
+		c.helloTime.Stop()
 		c.nc.Close()
 		close(c.done)
 	})
@@ -306,12 +357,12 @@ func (c *Conn) writeLoop() {
 }
 
 func (c *Conn) readLoop() {
-	var buf []byte
 	// Buffered: a frame usually takes one read system call, not two.
-	r := bufio.NewReaderSize(c.nc, 4096)
+	r := bufio.NewReaderSize(&liveReader{c: c}, 4096)
+	c.nc.SetReadDeadline(time.Now().Add(c.opt.PingInterval))
+	hello := false // a hello was handed on
 	for {
-		c.nc.SetReadDeadline(time.Now().Add(c.opt.IdleTimeout))
-		frame, err := ReadFrame(r, c.opt.MaxFrame, buf)
+		frame, err := c.readFrame(r, hello)
 		if err != nil {
 			var pe *ProtocolError
 			if errors.As(err, &pe) && !pe.Fatal {
@@ -325,8 +376,8 @@ func (c *Conn) readLoop() {
 			}
 			break
 		}
-		buf = frame
 		msg, err := c.codec.Decode(frame)
+		releaseFrame(frame) // the message holds none of it
 		if err != nil {
 			var pe *ProtocolError
 			if errors.As(err, &pe) {
@@ -340,6 +391,10 @@ func (c *Conn) readLoop() {
 		case *Ping:
 			c.Send(Pong{Type: "pong", ID: m.ID})
 			continue
+		case *Pong: // an answer to our ping: it has done its work by arriving
+			continue
+		case *Hello:
+			hello = true
 		}
 		select {
 		case c.inbox <- Incoming{Conn: c, Msg: msg}:
@@ -356,6 +411,64 @@ func (c *Conn) readLoop() {
 	c.notifyEnd()
 }
 
+// liveReader reads from a connection, checking that the client is alive:
+// when nothing has arrived for PingInterval it sends the client a ping, and
+// when nothing arrives for PongWait after that, it gives up.
+type liveReader struct {
+	c      *Conn
+	pinged bool
+	pings  uint64 // the id of the last ping sent
+}
+
+func (r *liveReader) Read(p []byte) (int, error) {
+	c := r.c
+	for {
+		n, err := c.nc.Read(p)
+		var ne net.Error
+		switch {
+		case n > 0 || err == nil:
+			r.pinged = false
+			c.nc.SetReadDeadline(time.Now().Add(c.opt.PingInterval))
+			return n, err
+		case !errors.As(err, &ne) || !ne.Timeout():
+			return n, err
+		case r.pinged:
+			return n, fmt.Errorf("no answer to a ping within %v: %w", c.opt.PongWait, err)
+		}
+		r.pinged = true
+		r.pings++
+		id, _ := c.codec.Marshal(r.pings)
+		c.Send(Ping{Type: "ping", ID: id})
+		c.nc.SetReadDeadline(time.Now().Add(c.opt.PongWait))
+	}
+}
+
+// readFrame reads the next frame into a pooled buffer, which the caller
+// releases. Until the connection is admitted its frames are limited to
+// MaxHelloFrame; a larger one right after a hello waits for the verdict on
+// that hello. The buffer grows only as the frame's bytes arrive.
+func (c *Conn) readFrame(r io.Reader, hello bool) ([]byte, error) {
+	n, err := readLength(r)
+	if err != nil {
+		return nil, err
+	}
+	if n > c.opt.MaxHelloFrame && hello && !c.Admitted() {
+		select {
+		case <-c.admitted:
+		case <-c.done:
+			return nil, net.ErrClosed
+		}
+	}
+	limit, when := c.opt.MaxFrame, ""
+	if !c.Admitted() {
+		limit, when = c.opt.MaxHelloFrame, " before hello"
+	}
+	if err := checkLength(n, limit, when); err != nil {
+		return nil, err
+	}
+	return readBody(r, n, pooledFrame())
+}
+
 // notifyEnd tells the inbox's owner the connection has ended. It waits as long
 // as it takes (a slow tick must not leave a slot marked as taken), unless the
 // connection's context is cancelled.
@@ -366,9 +479,30 @@ func (c *Conn) notifyEnd() {
 	}
 }
 
+// Refuse tells a connection that the server will not serve it (pe, a fatal
+// error) and closes it, within half a second. Meanwhile it waits for the
+// client to close first, reading and dropping what it sends, so that the
+// connection is not reset before the client has read the error.
+func Refuse(nc net.Conn, codec *Codec, pe *ProtocolError) {
+	defer nc.Close()
+	b, err := codec.Marshal(NewError(pe))
+	if err != nil {
+		return
+	}
+	nc.SetDeadline(time.Now().Add(500 * time.Millisecond))
+	if _, err := nc.Write(AppendFrame(nil, b)); err != nil {
+		return
+	}
+	if cw, ok := nc.(interface{ CloseWrite() error }); ok && cw.CloseWrite() == nil {
+		io.Copy(io.Discard, io.LimitReader(nc, 64<<10))
+	}
+}
+
 // Listen opens a listener from an address "unix:PATH" or "tcp:HOST:PORT". A Unix
-// socket is created with mode 0600 (a stale socket file is replaced); TCP on
-// an empty host binds to loopback only.
+// socket is created with mode 0600. A stale socket file at PATH is replaced,
+// but not one a live server answers on; closing the listener removes the
+// socket file only if it is still the one it created. TCP on an empty host
+// binds to loopback only.
 func Listen(ctx context.Context, addr string) (net.Listener, error) {
 	network, rest, ok := cut(addr)
 	if !ok {
@@ -380,7 +514,6 @@ func Listen(ctx context.Context, addr string) (net.Listener, error) {
 		if rest == "" {
 			return nil, fmt.Errorf("listen %q: empty socket path", addr)
 		}
-		removeStaleSocket(rest)
 		l, err := listenUnix(ctx, &lc, rest)
 		if err != nil {
 			return nil, fmt.Errorf("listen %q: %w", addr, err)

@@ -7,10 +7,15 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"slices"
 )
 
 // DefaultMaxFrame is the largest frame accepted unless a server says otherwise.
 const DefaultMaxFrame = 1 << 20
+
+// DefaultMaxHelloFrame is the largest frame accepted from a connection the
+// server has not admitted yet (before its hello is accepted).
+const DefaultMaxHelloFrame = 4 << 10
 
 // Protocol error codes.
 const (
@@ -24,6 +29,8 @@ const (
 	CodeUnknownTick         = "UNKNOWN_TICK"
 	CodeDuplicateDecision   = "DUPLICATE_DECISION"
 	CodeSlowConsumer        = "SLOW_CONSUMER"
+	CodeServerBusy          = "SERVER_BUSY"
+	CodeServerError         = "SERVER_ERROR"
 )
 
 // ProtocolError is an error the server answers with an error message. Fatal
@@ -39,33 +46,71 @@ func (e *ProtocolError) Error() string { return e.Code + ": " + e.Message }
 // ReadFrame reads one frame: a 4-byte big-endian length N, then N bytes. The
 // length is checked against max before anything is allocated; a frame over max
 // is a fatal FRAME_TOO_LARGE and its body is not read. An empty frame is a
-// BAD_MESSAGE. buf is reused when it is large enough. A stream that ends inside
-// a frame returns io.ErrUnexpectedEOF; one that ends between frames, io.EOF.
+// BAD_MESSAGE. buf is reused when it is large enough; otherwise the body is
+// read into a buffer that grows as its bytes arrive, so a large length costs
+// memory only once its bytes have been sent. A stream that ends inside a frame
+// returns io.ErrUnexpectedEOF; one that ends between frames, io.EOF.
 func ReadFrame(r io.Reader, max int, buf []byte) ([]byte, error) {
-	var hdr [4]byte
-	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+	n, err := readLength(r)
+	if err != nil {
 		return nil, err
 	}
-	n := binary.BigEndian.Uint32(hdr[:])
+	if err := checkLength(n, max, ""); err != nil {
+		return nil, err
+	}
+	return readBody(r, n, buf)
+}
+
+// readLength reads a frame's 4-byte length.
+func readLength(r io.Reader) (int, error) {
+	var hdr [4]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return 0, err
+	}
+	return int(binary.BigEndian.Uint32(hdr[:])), nil
+}
+
+// checkLength refuses a frame of n bytes over max (FRAME_TOO_LARGE, fatal;
+// when says under what condition the limit applies, as " before hello") or
+// empty (BAD_MESSAGE).
+func checkLength(n, max int, when string) error {
 	if max <= 0 {
 		max = DefaultMaxFrame
 	}
-	if uint64(n) > uint64(max) {
-		return nil, &ProtocolError{Code: CodeFrameTooLarge, Fatal: true,
-			Message: fmt.Sprintf("frame of %d bytes is larger than the limit of %d bytes", n, max)}
+	if n > max {
+		return &ProtocolError{Code: CodeFrameTooLarge, Fatal: true,
+			Message: fmt.Sprintf("frame of %d bytes is larger than the limit of %d bytes%s", n, max, when)}
 	}
 	if n == 0 {
-		return nil, &ProtocolError{Code: CodeBadMessage, Message: "empty frame: a frame holds one CBOR map"}
+		return &ProtocolError{Code: CodeBadMessage, Message: "empty frame: a frame holds one CBOR map"}
 	}
-	if cap(buf) < int(n) {
-		buf = make([]byte, n)
+	return nil
+}
+
+// firstChunk is the most readBody allocates before a frame's bytes arrive; it
+// then doubles its buffer as they fill it.
+const firstChunk = 16 << 10
+
+// readBody reads a body of n bytes into buf, which it grows (doubling it) as
+// the bytes arrive: it never allocates more than twice what was received,
+// firstChunk at least.
+func readBody(r io.Reader, n int, buf []byte) ([]byte, error) {
+	if cap(buf) < min(n, firstChunk) {
+		buf = make([]byte, 0, min(n, firstChunk))
 	}
-	buf = buf[:n]
-	if _, err := io.ReadFull(r, buf); err != nil {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
+	buf = buf[:0]
+	for len(buf) < n {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, min(n, 2*cap(buf))-len(buf))
 		}
-		return nil, err
+		m, err := r.Read(buf[len(buf):min(n, cap(buf))])
+		buf = buf[:len(buf)+m]
+		if err != nil && len(buf) < n {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
 	}
 	return buf, nil
 }

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/arena-sim/arena/internal/testutil"
 	"github.com/arena-sim/arena/ipc"
@@ -168,17 +169,22 @@ func TestObservationsUseTheProtocolFieldNames(t *testing.T) {
 }
 
 func FuzzReadFrame(f *testing.F) {
-	f.Add([]byte{0, 0, 0, 3, 'a', 'b', 'c'})
-	f.Add([]byte{0xff, 0xff, 0xff, 0xff})
-	f.Add([]byte{0, 0, 0, 0})
-	f.Add([]byte{0, 0, 1})
-	f.Fuzz(func(t *testing.T, b []byte) {
-		r := bytes.NewReader(b)
+	f.Add([]byte{0, 0, 0, 3, 'a', 'b', 'c'}, false)
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff}, false)
+	f.Add([]byte{0, 0, 0, 0}, true)
+	f.Add([]byte{0, 0, 1}, true)
+	f.Fuzz(func(t *testing.T, b []byte, oneByte bool) {
+		var r io.Reader = bytes.NewReader(b)
+		if oneByte {
+			r = iotest.OneByteReader(r)
+		}
+		off := 0
 		for {
 			frame, err := ipc.ReadFrame(r, 1024, nil)
 			if err != nil {
 				var pe *ipc.ProtocolError
 				if errors.As(err, &pe) && !pe.Fatal {
+					off += 4
 					continue // an empty frame: the stream goes on
 				}
 				return
@@ -186,8 +192,50 @@ func FuzzReadFrame(f *testing.F) {
 			if len(frame) == 0 || len(frame) > 1024 {
 				t.Fatalf("frame of %d bytes", len(frame))
 			}
+			if !bytes.Equal(frame, b[off+4:off+4+len(frame)]) {
+				t.Fatalf("frame at %d: got %x", off, frame)
+			}
+			off += 4 + len(frame)
 		}
 	})
+}
+
+// A body is read into a buffer that grows as its bytes arrive, whatever the
+// reads' sizes; a buffer large enough is reused; a stream that ends inside
+// a frame is io.ErrUnexpectedEOF.
+func TestReadFrameGrowsItsBufferAsBytesArrive(t *testing.T) {
+	for _, n := range []int{1, 100, 16<<10 - 1, 16 << 10, 16<<10 + 1, 100_000, 1 << 20} {
+		body := make([]byte, n)
+		for i := range body {
+			body[i] = byte(i * 7)
+		}
+		wire := ipc.AppendFrame(nil, body)
+		for name, r := range map[string]io.Reader{
+			"whole": bytes.NewReader(wire), "one byte": iotest.OneByteReader(bytes.NewReader(wire)),
+			"halves": iotest.HalfReader(bytes.NewReader(wire)),
+		} {
+			got, err := ipc.ReadFrame(r, 1<<20, nil)
+			require.NoError(t, err, "%d bytes, %s", n, name)
+			require.Equal(t, body, got, "%d bytes, %s", n, name)
+			require.LessOrEqual(t, cap(got), max(2*n, 16<<10), "%d bytes, %s", n, name)
+		}
+		buf := make([]byte, n+5)
+		got, err := ipc.ReadFrame(bytes.NewReader(wire), 1<<20, buf)
+		require.NoError(t, err)
+		require.Equal(t, body, got)
+		require.Same(t, &buf[0], &got[0], "a buffer large enough is reused")
+
+		_, err = ipc.ReadFrame(bytes.NewReader(wire[:len(wire)-1]), 1<<20, nil)
+		require.ErrorIs(t, err, io.ErrUnexpectedEOF, "%d bytes", n)
+	}
+	// A length alone costs the first chunk (16 KiB), not the 1 MiB declared.
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	got, err := ipc.ReadFrame(bytes.NewReader(binary.BigEndian.AppendUint32(nil, 1<<20)), 1<<20, nil)
+	runtime.ReadMemStats(&after)
+	require.ErrorIs(t, err, io.ErrUnexpectedEOF)
+	require.Nil(t, got)
+	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(256<<10))
 }
 
 func FuzzDecode(f *testing.F) {

@@ -1,6 +1,8 @@
 package ipc
 
 import (
+	"unicode/utf8"
+
 	"github.com/arena-sim/arena/engine"
 	"github.com/arena-sim/arena/tools"
 	"github.com/arena-sim/arena/world"
@@ -217,8 +219,19 @@ type ErrorMsg struct {
 }
 
 // NewError builds the error message for a protocol error.
+// Its message is cut to maxErrorMessage bytes (at a character boundary, then
+// "…"): what a client sent is clipped where it is echoed, and this bounds the
+// rest.
 func NewError(e *ProtocolError) ErrorMsg {
-	return ErrorMsg{Type: "error", Code: e.Code, Message: e.Message, Fatal: e.Fatal}
+	msg := e.Message
+	if len(msg) > maxErrorMessage {
+		cut := maxErrorMessage
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut--
+		}
+		msg = msg[:cut] + "…"
+	}
+	return ErrorMsg{Type: "error", Code: e.Code, Message: msg, Fatal: e.Fatal}
 }
 
 // Notice tells a session something about the server that is not an error:
@@ -228,3 +241,6 @@ type Notice struct {
 	Code    string `cbor:"code"`
 	Message string `cbor:"message"`
 }
+
+// maxErrorMessage bounds an error message's length in bytes.
+const maxErrorMessage = 1024

@@ -369,6 +369,10 @@ func (s *LiveSource) readLoop() {
 				s.fail(nil)
 				return
 			}
+		case "ping": // the server checks that the viewer is alive
+			var p ipc.Ping
+			cbor.Unmarshal(b, &p)
+			go s.write(ipc.Pong{Type: "pong", ID: p.ID})
 		case "error":
 			var e ipc.ErrorMsg
 			cbor.Unmarshal(b, &e)

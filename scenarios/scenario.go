@@ -6,6 +6,7 @@ package scenarios
 
 import (
 	"bytes"
+	"context"
 	"embed"
 	"encoding/json"
 	"errors"
@@ -14,7 +15,6 @@ import (
 	"maps"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path"
 	"slices"
 	"sort"
@@ -203,10 +203,17 @@ func Builtin() []string {
 
 // Load returns a built-in scenario by name, or reads a scenario file by path.
 func Load(nameOrPath string) (*Scenario, error) {
+	return LoadContext(context.Background(), nameOrPath)
+}
+
+// LoadContext is Load, giving up on reading a file when ctx ends. A file
+// must be a regular file of at most MaxFileSize bytes, and its texts at most
+// MaxText characters.
+func LoadContext(ctx context.Context, nameOrPath string) (*Scenario, error) {
 	if data, err := builtin.ReadFile(path.Join("builtin", nameOrPath+".json")); err == nil && !strings.ContainsAny(nameOrPath, "/\\") {
 		return Parse(nameOrPath+".json", data)
 	}
-	data, err := os.ReadFile(nameOrPath)
+	data, err := readFile(ctx, nameOrPath)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("load scenario %q: not a built-in scenario (%s) and no such file", nameOrPath, strings.Join(Builtin(), ", "))
@@ -245,6 +252,9 @@ func Parse(file string, data []byte) (*Scenario, error) {
 	}
 	if dec.More() {
 		return nil, &ValidationError{File: file, Msg: "unexpected data after the scenario object"}
+	}
+	if err := checkTexts(file, data); err != nil {
+		return nil, err
 	}
 	if err := s.validate(); err != nil {
 		return nil, err

@@ -171,9 +171,9 @@ type Options struct {
 	// one up to MaxBackoff [200ms, 5s].
 	Backoff, MaxBackoff time.Duration
 	// KeepAlive is the longest the client stays silent: it sends a ping when
-	// it has sent nothing for half of it, so that the server's idle time-out
-	// (30 s) does not drop an agent that is waiting for the episode to start,
-	// thinking, or dead [10s]; negative: never ping.
+	// it has sent nothing for half of it [10s]; negative: never ping. The
+	// client also answers the server's pings, which is enough to stay
+	// connected while it waits for the episode to start, thinks, or is dead.
 	KeepAlive time.Duration
 	// OnError is called with each non-fatal error the server sends
 	// (DUPLICATE_DECISION, UNKNOWN_TICK, BAD_MESSAGE, ...), on the goroutine
@@ -255,6 +255,10 @@ type (
 		Tool   string         `cbor:"tool"`
 		Params map[string]any `cbor:"params,omitempty"`
 	}
+	pongMsg struct {
+		Type string          `cbor:"type"`
+		ID   cbor.RawMessage `cbor:"id,omitempty"`
+	}
 	typeOnly struct {
 		Type string `cbor:"type"`
 	}
@@ -268,7 +272,7 @@ type inbound struct {
 	Tick        int          `cbor:"tick"`
 	DeadlineMS  int          `cbor:"deadline_ms"`
 	Observation *Observation `cbor:"observation"`
-	// result, pong
+	// result, pong, ping
 	ID           cbor.RawMessage `cbor:"id"`
 	Success      bool            `cbor:"success"`
 	Data         cbor.RawMessage `cbor:"data"`
@@ -555,6 +559,8 @@ func (c *Client) readLoop(s *session) {
 				return
 			}
 			s.push(m)
+		case "ping": // the server checks that we are alive
+			go s.write(pongMsg{Type: "pong", ID: m.ID})
 		}
 	}
 }
@@ -729,9 +735,10 @@ func (c *Client) Run(ctx context.Context, agent Agent) (*EpisodeEnd, error) {
 			case ctx.Err() != nil:
 				c.Close()
 				return nil, ctx.Err()
-			case errors.As(err, &se) && se.Code != ipc.CodeSlotTaken:
+			case errors.As(err, &se) && se.Code != ipc.CodeSlotTaken && se.Code != ipc.CodeServerBusy:
 				// SLOT_TAKEN: the server has not yet noticed the old
-				// connection ended; anything else will not change.
+				// connection ended; SERVER_BUSY: it is at its connection
+				// limits for now. Anything else will not change.
 				c.Close()
 				return nil, fmt.Errorf("reconnect to %s: %w", c.addr, err)
 			}

@@ -710,3 +710,17 @@ func TestCancelSaysBye(t *testing.T) {
 		t.Fatal("no bye")
 	}
 }
+
+// The client answers the server's pings: with its own pings off, it stays
+// connected however long it is quiet, while the server would drop a client
+// silent for 60 ms.
+func TestTheClientAnswersTheServersPings(t *testing.T) {
+	addr, _ := startServer(t, server.Options{Seed: 1, Agents: 2,
+		Conn: ipc.ConnOptions{PingInterval: 20 * time.Millisecond, PongWait: 40 * time.Millisecond}})
+	c := connect(t, addr, sdk.Options{KeepAlive: -1})
+	time.Sleep(600 * time.Millisecond) // ten times what drops a client that does not answer
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	_, err := c.Query(ctx, "query_inventory", nil)
+	require.NoError(t, err, "the quiet client was dropped")
+}

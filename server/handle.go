@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/arena-sim/arena/internal/fuzzy"
 	"math"
+	"net"
 	"time"
 
 	"github.com/arena-sim/arena/ipc"
@@ -26,11 +27,70 @@ func (s *Server) fail(c *ipc.Conn, pe *ipc.ProtocolError) {
 	}
 }
 
+// Failed authentications from one host are answered later and later:
+// the first at once, the next after authDelay, doubling up to maxAuthDelay.
+// A host's count is forgotten authForget after its last failure.
+const (
+	authDelay    = 250 * time.Millisecond
+	maxAuthDelay = 5 * time.Second
+	authForget   = 10 * time.Minute
+)
+
+// authFailures is what the server remembers of a host's failed
+// authentications.
+type authFailures struct {
+	n    int
+	last time.Time
+}
+
+// failAuth refuses a hello whose token is wrong: it logs the failure and
+// answers after a delay that grows with the host's recent failures, so that
+// guessing tokens is slow. Nothing more from the session is handled.
+func (s *Server) failAuth(sess *session, pe *ipc.ProtocolError) {
+	now := time.Now()
+	host := peerHost(sess.conn.RemoteAddr())
+	if s.authFails == nil || len(s.authFails) > 4096 {
+		for h, f := range s.authFails { // forget old failures
+			if now.Sub(f.last) > authForget {
+				delete(s.authFails, h)
+			}
+		}
+		if s.authFails == nil || len(s.authFails) > 4096 {
+			s.authFails = map[string]*authFailures{}
+		}
+	}
+	f := s.authFails[host]
+	if f == nil || now.Sub(f.last) > authForget {
+		f = &authFailures{}
+		s.authFails[host] = f
+	}
+	f.n++
+	f.last = now
+	delay := time.Duration(0)
+	if f.n > 1 {
+		delay = min(authDelay<<min(f.n-2, 16), maxAuthDelay)
+	}
+	s.log.Warn("authentication failed", "remote", sess.conn.RemoteAddr().String(), "session", sess.id,
+		"failures", f.n, "answered_in", delay, "reason", pe.Message)
+	sess.refused = true
+	c := sess.conn
+	time.AfterFunc(delay, func() { s.fail(c, pe) })
+}
+
+// peerHost is the host part of a peer's address: its IP over TCP, "local"
+// over a Unix socket.
+func peerHost(a net.Addr) string {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		return ta.IP.String()
+	}
+	return "local"
+}
+
 // handle processes one message on the world's goroutine.
 func (s *Server) handle(in ipc.Incoming) {
 	defer s.publish()
 	sess := s.sessions[in.Conn]
-	if sess == nil {
+	if sess == nil || (sess.refused && in.Msg != nil) {
 		return
 	}
 	if in.Msg == nil { // the connection ended
@@ -39,6 +99,13 @@ func (s *Server) handle(in ipc.Incoming) {
 			s.log.Info("agent disconnected", "agent", sess.slot.id, "err", in.Err)
 		}
 		delete(s.sessions, in.Conn)
+		s.release(sess.admitted)
+		if sess.spectator {
+			s.log.Info("spectator disconnected", "session", sess.id, "err", in.Err)
+		}
+		if sess.pausing {
+			s.resumeUnlessPaused()
+		}
 		return
 	}
 	switch m := in.Msg.(type) {
@@ -86,18 +153,19 @@ func (s *Server) hello(sess *session, h *ipc.Hello) {
 				want = s.opt.Tokens[spectatorKey]
 			}
 			if want == "" {
-				s.fail(c, &ipc.ProtocolError{Code: ipc.CodeUnauthorized, Fatal: true,
+				s.failAuth(sess, &ipc.ProtocolError{Code: ipc.CodeUnauthorized, Fatal: true,
 					Message: "this server takes no spectators: spectators see every secret, so they need a token (arena serve prints one, or the tokens file's \"spectator\" entry); --spectators open allows them without one"})
 				return
 			}
 			if subtle.ConstantTimeCompare([]byte(want), []byte(h.Token)) != 1 {
-				s.fail(c, &ipc.ProtocolError{Code: ipc.CodeUnauthorized, Fatal: true,
+				s.failAuth(sess, &ipc.ProtocolError{Code: ipc.CodeUnauthorized, Fatal: true,
 					Message: "spectators need the spectator token (printed by arena serve at start, written beside the results as spectator.token)"})
 				return
 			}
 		}
 		sess.spectator = true
 		c.Send(s.welcome(sess, nil))
+		s.admit(sess) // after the welcome: the reader's answers may follow it at once
 		if s.started {
 			c.Send(s.episodeStart(nil))
 			s.sendFrame(sess, s.frame())
@@ -105,7 +173,7 @@ func (s *Server) hello(sess *session, h *ipc.Hello) {
 		return
 	case "agent", "":
 	default:
-		s.fail(c, &ipc.ProtocolError{Code: ipc.CodeBadMessage, Fatal: true, Message: fmt.Sprintf("role %q is not agent or spectator", h.Role)})
+		s.fail(c, &ipc.ProtocolError{Code: ipc.CodeBadMessage, Fatal: true, Message: fmt.Sprintf("role %q is not agent or spectator", fuzzy.Clip(h.Role))})
 		return
 	}
 	var sl *slot
@@ -117,13 +185,13 @@ func (s *Server) hello(sess *session, h *ipc.Hello) {
 			}
 		}
 		if sl == nil || (h.Agent != "" && h.Agent != sl.id) {
-			s.fail(c, &ipc.ProtocolError{Code: ipc.CodeUnauthorized, Fatal: true, Message: "the token does not match an agent slot"})
+			s.failAuth(sess, &ipc.ProtocolError{Code: ipc.CodeUnauthorized, Fatal: true, Message: "the token does not match an agent slot"})
 			return
 		}
 	case h.Agent != "":
 		sl = s.slots[h.Agent]
 		if sl == nil || sl.bot != nil {
-			s.fail(c, &ipc.ProtocolError{Code: ipc.CodeNoSlot, Fatal: true, Message: fmt.Sprintf("no agent slot %q is open to clients", h.Agent)})
+			s.fail(c, &ipc.ProtocolError{Code: ipc.CodeNoSlot, Fatal: true, Message: fmt.Sprintf("no agent slot %q is open to clients", fuzzy.Clip(h.Agent))})
 			return
 		}
 	default:
@@ -148,6 +216,7 @@ func (s *Server) hello(sess *session, h *ipc.Hello) {
 	}
 	sl.conn, sess.slot = c, sl
 	c.Send(s.welcome(sess, sl))
+	s.admit(sess)
 	s.log.Info("agent connected", "agent", sl.id, "remote", c.RemoteAddr())
 	if !s.started {
 		return
@@ -217,13 +286,17 @@ func (s *Server) decide(sess *session, d *ipc.Decision) {
 		s.fail(sess.conn, protoErr(world.CodeDead, "agent %s is dead and takes no more decisions", sl.id))
 		return
 	}
-	// Lockstep takes the decision for the observation just sent; real time
-	// also takes one for an earlier observation, applied at the next tick.
+	// Lockstep takes the decision for the observation just sent. Real time
+	// takes the newest decision for the newest observation: one for an
+	// earlier observation too, if it is newer than the last decision taken,
+	// which it replaces if that one is still waiting for the next tick.
 	known := sl.sentTick >= 0 && (tick == sl.sentTick ||
 		(s.opt.Mode == "realtime" && tick < sl.sentTick && tick > sl.decidedTick))
 	switch {
-	case tick == sl.sentTick && sl.decided, tick >= 0 && tick <= sl.decidedTick:
-		s.fail(sess.conn, protoErr(ipc.CodeDuplicateDecision, "a decision for tick %v was already received; the first one stands", d.Tick))
+	case tick >= 0 && tick == sl.decidedTick:
+		s.fail(sess.conn, protoErr(ipc.CodeDuplicateDecision, "a decision for tick %d was already received; the first one stands", tick))
+	case tick >= 0 && tick < sl.decidedTick:
+		s.fail(sess.conn, protoErr(ipc.CodeDuplicateDecision, "a decision for tick %d, a newer observation, was already received; it stands", sl.decidedTick))
 	case known && s.opt.Mode == "lockstep" && !s.gathering:
 		s.fail(sess.conn, protoErr(ipc.CodeUnknownTick, "the decision for tick %d arrived after its deadline; the agent idled that tick", tick))
 	case !known && tick >= 0 && tick < sl.sentTick:
@@ -266,9 +339,9 @@ func (s *Server) control(sess *session, m *ipc.Control) {
 		}
 		sess.inspect = m.Agent
 	case "pause":
-		s.paused = true
+		s.paused, sess.pausing = true, true
 	case "resume":
-		s.paused, s.steps, s.next = false, 0, time.Now()
+		s.resume()
 	case "step":
 		n := 1.0
 		if m.Value != 0 {
@@ -278,7 +351,7 @@ func (s *Server) control(sess *session, m *ipc.Control) {
 			s.fail(c, protoErr(ipc.CodeBadMessage, "step takes a whole number of ticks from 1 to 1000000, not %v", m.Value))
 			return
 		}
-		s.paused, s.steps = true, s.steps+int(n)
+		s.paused, s.steps, sess.pausing = true, s.steps+int(n), true
 	case "speed":
 		if !(m.Value >= 0 && m.Value <= 100) || (m.Value < 0.01 && (m.Value != 0 || s.opt.Mode == "realtime")) {
 			s.fail(c, protoErr(ipc.CodeBadMessage, "speed multiplies the tick rate: from 0.01 to 100 (0, as fast as possible, in lockstep only), not %v", m.Value))
@@ -290,6 +363,33 @@ func (s *Server) control(sess *session, m *ipc.Control) {
 		return
 	}
 	s.log.Info("control", "command", m.Command, "value", m.Value, "remote", c.RemoteAddr())
+	if s.started {
+		s.sendFrames()
+	}
+}
+
+// resume runs the world again, dropping any steps still to run. No session
+// holds it paused any more.
+func (s *Server) resume() {
+	s.paused, s.steps, s.next = false, 0, time.Now()
+	for _, sess := range s.sessions {
+		sess.pausing = false
+	}
+}
+
+// resumeUnlessPaused resumes a paused world once no session that paused it
+// (or stepped it) is connected: a pause does not outlive its spectators.
+func (s *Server) resumeUnlessPaused() {
+	if !s.paused {
+		return
+	}
+	for _, sess := range s.sessions {
+		if sess.pausing {
+			return
+		}
+	}
+	s.resume()
+	s.log.Info("resumed: no spectator that paused the world is connected")
 	if s.started {
 		s.sendFrames()
 	}

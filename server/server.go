@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/arena-sim/arena/bots"
@@ -59,6 +60,14 @@ type Options struct {
 	// the seed engine.EpisodeSeed derives from Seed [1].
 	Episodes int
 	Conn     ipc.ConnOptions
+	// MaxConns bounds the connections open at once, sessions of every kind;
+	// one more is refused with SERVER_BUSY [DefaultMaxConns].
+	MaxConns int
+	// MaxUnauthenticated bounds the connections whose hello has not been
+	// accepted yet; one more is refused with SERVER_BUSY
+	// [DefaultMaxUnauthenticated]. Such a connection may send frames of at
+	// most Conn.MaxHelloFrame bytes and is dropped after Conn.HelloTimeout.
+	MaxUnauthenticated int
 	// Recorder, when set, journals every episode and keeps its results.
 	Recorder engine.Recorder
 	// NewBot, when set, builds the agent of each bot slot for each episode
@@ -70,6 +79,12 @@ type Options struct {
 	// Metrics, when set, counts what the server does (see AdminHandler).
 	Metrics *Metrics
 }
+
+// Connection limits' defaults (see Options).
+const (
+	DefaultMaxConns           = 4096
+	DefaultMaxUnauthenticated = 256
+)
 
 type slot struct {
 	id, team    string
@@ -93,6 +108,9 @@ type session struct {
 	spectator bool
 	static    bool   // the spectator has been sent the static entities
 	inspect   string // the agent whose observation the spectator's frames carry
+	admitted  bool   // its hello was accepted
+	pausing   bool   // a spectator that paused (or stepped) the world, until someone resumes it
+	refused   bool   // its hello failed authentication: nothing more is handled
 }
 
 // Server runs one episode for connected agents.
@@ -105,12 +123,18 @@ type Server struct {
 	inbox    chan ipc.Incoming
 	connCtx  context.Context
 	accepted chan net.Conn
-	sessions map[*ipc.Conn]*session
-	slots    map[string]*slot
-	order    []*slot
-	nextID   int
-	started  bool
-	episode  int
+	// Connections open, and those not admitted yet (no hello accepted),
+	// counted up by the accept loops and down by the world's goroutine.
+	conns, unauth atomic.Int64
+	refusals      chan struct{} // bounds the refusals being written at once
+	refusedLog    atomic.Int64  // unix nanoseconds of the last refusal logged
+	sessions      map[*ipc.Conn]*session
+	authFails     map[string]*authFailures // by host, for failAuth
+	slots         map[string]*slot
+	order         []*slot
+	nextID        int
+	started       bool
+	episode       int
 	// episodeID is the episode's public name: agents get it instead of a seed.
 	episodeID string
 	tick      int
@@ -121,6 +145,7 @@ type Server struct {
 	events    []world.Event          // the last tick's, for frames
 	decisions []engine.DecisionEntry // the last tick's, for frames
 	runner    *engine.Runner         // the episode's, for inspected observations
+	inEpisode bool                   // episode_start was sent, episode_end not yet
 
 	// Pacing, driven by spectators' control commands and, in real time, the
 	// clock: speed multiplies the tick rate (0: as fast as the agents go).
@@ -156,12 +181,18 @@ func New(opt Options) (*Server, error) {
 	if opt.SecretSeed == 0 {
 		opt.SecretSeed = engine.FreshSeed()
 	}
+	if opt.MaxConns <= 0 {
+		opt.MaxConns = DefaultMaxConns
+	}
+	if opt.MaxUnauthenticated <= 0 {
+		opt.MaxUnauthenticated = DefaultMaxUnauthenticated
+	}
 	codec, err := ipc.NewCodec(ipc.Limits{})
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{opt: opt, codec: codec, log: opt.Log, inbox: make(chan ipc.Incoming, 256),
-		accepted: make(chan net.Conn), sessions: map[*ipc.Conn]*session{}, slots: map[string]*slot{},
+		accepted: make(chan net.Conn), refusals: make(chan struct{}, 64), sessions: map[*ipc.Conn]*session{}, slots: map[string]*slot{},
 		limit: opt.Scenario.ToolCallLimit(), drain: drain{ch: make(chan struct{})}}
 	if err := s.newWorld(1); err != nil {
 		return nil, err
@@ -274,21 +305,22 @@ func (s *Server) Serve(ctx context.Context, listeners ...net.Listener) ([]*engin
 	for ep := 1; ; ep++ {
 		if ep > 1 {
 			if err := s.newWorld(ep); err != nil {
-				s.closeAll()
+				s.abort(err)
 				return all, err
 			}
 			if err := s.resetSlots(); err != nil {
-				s.closeAll()
+				s.abort(err)
 				return all, err
 			}
 		}
 		res, err := s.runEpisode(ctx)
 		if err != nil {
-			s.closeAll()
+			s.abort(err)
 			return all, err
 		}
 		all = append(all, res)
 		s.countEpisode(res)
+		s.inEpisode = false
 		final := ep >= s.opt.Episodes || ctx.Err() != nil || s.Draining()
 		s.broadcast(ipc.EpisodeEnd{Type: "episode_end", Episode: ep, Tick: s.w.Tick(), Reason: res.EndReason, Final: final, Results: res})
 		if final {
@@ -320,6 +352,7 @@ func (s *Server) runEpisode(ctx context.Context) (*engine.Results, error) {
 			c.Send(s.episodeStart(sess.slot))
 		}
 	}
+	s.inEpisode = true
 	r := &engine.Runner{World: s.w, Tools: s.reg, Gatherer: s, DecisionPeriod: s.opt.Scenario.Limits.DecisionPeriod,
 		MaxTicks: s.w.Objective().TimeLimit, Journal: j, OnTick: func(rec *engine.TickRecord) {
 			s.events, s.decisions = rec.Events, rec.Decisions
@@ -365,18 +398,94 @@ func (s *Server) broadcast(msg any) {
 	}
 }
 
+// acceptLoop hands l's connections to the world's goroutine, refusing those
+// over the connection limits. It ends when l is closed or ctx is done; any
+// other error (too many open files, say) is logged and Accept tried again
+// after a pause that doubles, from 5 ms up to a second, while errors last.
 func (s *Server) acceptLoop(ctx context.Context, l net.Listener) {
+	var pause time.Duration
 	for {
 		nc, err := l.Accept()
 		if err != nil {
-			return
+			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			pause = min(max(2*pause, 5*time.Millisecond), time.Second)
+			s.log.Warn("accept failed; retrying", "addr", l.Addr().String(), "err", err, "retry_in", pause)
+			t := time.NewTimer(pause)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return
+			}
+			continue
+		}
+		pause = 0
+		if pe := s.reserve(); pe != nil {
+			s.refuse(nc, pe)
+			continue
 		}
 		select {
 		case s.accepted <- nc:
 		case <-ctx.Done():
+			s.release(false)
 			nc.Close()
 			return
 		}
+	}
+}
+
+// reserve counts a new connection in, or says why it is refused.
+func (s *Server) reserve() *ipc.ProtocolError {
+	busy := func(format string, args ...any) *ipc.ProtocolError {
+		return &ipc.ProtocolError{Code: ipc.CodeServerBusy, Fatal: true, Message: fmt.Sprintf(format, args...)}
+	}
+	if n := s.conns.Add(1); n > int64(s.opt.MaxConns) {
+		s.conns.Add(-1)
+		return busy("the server has %d connections open, its limit; try again later", s.opt.MaxConns)
+	}
+	if n := s.unauth.Add(1); n > int64(s.opt.MaxUnauthenticated) {
+		s.unauth.Add(-1)
+		s.conns.Add(-1)
+		return busy("%d connections have not said hello yet, the server's limit; try again later", s.opt.MaxUnauthenticated)
+	}
+	return nil
+}
+
+// release counts a connection out once it has ended.
+func (s *Server) release(admitted bool) {
+	s.conns.Add(-1)
+	if !admitted {
+		s.unauth.Add(-1)
+	}
+}
+
+// admit lifts the limits on a session whose hello was accepted.
+func (s *Server) admit(sess *session) {
+	if !sess.admitted {
+		sess.admitted = true
+		s.unauth.Add(-1)
+		sess.conn.Admit()
+	}
+}
+
+// refuse tells a connection over the limits why (best effort, without
+// holding up the accept loop) and closes it. Refusals are logged at most
+// once a second.
+func (s *Server) refuse(nc net.Conn, pe *ipc.ProtocolError) {
+	now := time.Now().UnixNano()
+	if last := s.refusedLog.Load(); now-last >= int64(time.Second) && s.refusedLog.CompareAndSwap(last, now) {
+		s.log.Warn("connection refused", "remote", nc.RemoteAddr().String(), "code", pe.Code, "reason", pe.Message)
+	}
+	select {
+	case s.refusals <- struct{}{}:
+		go func() {
+			ipc.Refuse(nc, s.codec, pe)
+			<-s.refusals
+		}()
+	default: // refusing too many already: just close
+		nc.Close()
 	}
 }
 
@@ -595,6 +704,21 @@ func (s *Server) warn(msg string, args ...any) {
 	}
 	s.lastWarn = time.Now()
 	s.log.Warn(msg, append(args, "tick", s.w.Tick(), "tick_rate", s.tickRate()*s.speed)...)
+}
+
+// abort tells every session that the server cannot go on (its disk is full,
+// say): an episode_end with reason "error" if an episode was under way, then
+// the fatal SERVER_ERROR; and closes them.
+func (s *Server) abort(err error) {
+	s.log.Error("stopping on an error", "episode", s.episode, "tick", s.w.Tick(), "err", err)
+	if s.inEpisode {
+		s.broadcast(ipc.EpisodeEnd{Type: "episode_end", Episode: s.episode, Tick: s.w.Tick(), Reason: "error", Final: true})
+	}
+	pe := &ipc.ProtocolError{Code: ipc.CodeServerError, Fatal: true, Message: "the server stopped on an error: " + err.Error()}
+	for c := range s.sessions {
+		s.fail(c, pe)
+	}
+	s.closeAll()
 }
 
 // closeAll closes every session once what is queued for it is written.

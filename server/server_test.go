@@ -64,14 +64,24 @@ func start(t *testing.T, opt server.Options) (string, chan *engine.Results, cont
 // the test ends; the results arrive on the channel.
 func startScenario(t *testing.T, sc *scenarios.Scenario, opt server.Options) (string, chan *engine.Results, context.CancelFunc) {
 	t.Helper()
+	addr, l := listen(t)
+	done, cancel := serveOn(t, sc, opt, l)
+	return addr, done, cancel
+}
+
+// serveOn serves sc on l until the test ends; the results arrive on the
+// channel.
+func serveOn(t *testing.T, sc *scenarios.Scenario, opt server.Options, l net.Listener) (chan *engine.Results, context.CancelFunc) {
+	t.Helper()
 	opt.Scenario = sc
 	srv, err := server.New(opt)
 	require.NoError(t, err)
-	addr, l := listen(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
 	done := make(chan *engine.Results, 1)
+	served := make(chan struct{})
+	t.Cleanup(func() { cancel(); <-served }) // the test may not log once it has ended
 	go func() {
+		defer close(served)
 		all, err := srv.Serve(ctx, l)
 		if err != nil {
 			t.Log("serve:", err)
@@ -82,7 +92,7 @@ func startScenario(t *testing.T, sc *scenarios.Scenario, opt server.Options) (st
 		}
 		done <- last
 	}()
-	return addr, done, cancel
+	return done, cancel
 }
 
 // listen opens a Unix socket in a temporary folder.

@@ -19,8 +19,14 @@ func cmdBench(ctx context.Context, args []string, stdout io.Writer) error {
 	ticks := fs.Int("ticks", 300, "ticks to run")
 	seed := fs.Uint64("seed", 1, "seed of the generated world")
 	ipcMode := fs.Bool("ipc", false, "measure lockstep over a Unix socket instead: a server with --agents client slots (100 unless given) against in-process clients for --ticks ticks, and a bare echo of frames of the same sizes")
+	soak := fs.Duration("soak", 0, "soak the realtime server instead: --agents clients (1000 unless given) over a Unix socket at --tick-rate for this long, with random disconnects; prints tick intervals, memory over time and decisions")
+	tickRate := fs.Float64("tick-rate", 10, "--soak: ticks per second")
+	churn := fs.Float64("churn", 0.01, "--soak: the chance per second that a client drops its connection (it comes back 0.1 to 2 s later)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *soak > 0 {
+		return benchSoak(ctx, stdout, ipcbench.SoakOptions{Agents: *agents, TickRate: *tickRate, Duration: *soak, Churn: *churn, Seed: *seed})
 	}
 	if *ipcMode {
 		n := 100
@@ -47,6 +53,30 @@ func cmdBench(ctx context.Context, args []string, stdout io.Writer) error {
 	steps := float64(res.Ticks) * float64(*agents)
 	fmt.Fprintf(stdout, "world %gx%g, %d agents, %d ticks: build %s, run %s\n", *size, *size, *agents, res.Ticks, build.Round(time.Millisecond), el.Round(time.Millisecond))
 	fmt.Fprintf(stdout, "%.0f ticks/s, %.0f agent-steps/s (observations and built-in decisions included)\n", float64(res.Ticks)/el.Seconds(), steps/el.Seconds())
+	return nil
+}
+
+// benchSoak runs ipcbench.Soak and prints what it measured.
+func benchSoak(ctx context.Context, stdout io.Writer, opt ipcbench.SoakOptions) error {
+	fmt.Fprintf(stdout, "soak: %d clients, realtime at %g Hz, for %s, churn %g/s per client\n", opt.Agents, opt.TickRate, opt.Duration, opt.Churn)
+	opt.Progress = func(s ipcbench.SoakSample) {
+		fmt.Fprintf(stdout, "  %6s  tick %6d  RSS %6.1f MiB\n", s.At, s.Tick, s.RSSMiB)
+	}
+	r, err := ipcbench.Soak(ctx, opt)
+	if err != nil {
+		return err
+	}
+	period := time.Duration(float64(time.Second) / r.TickRate)
+	ms := func(d time.Duration) string {
+		return fmt.Sprintf("%.1f ms (%.2f periods)", float64(d.Microseconds())/1000, float64(d)/float64(period))
+	}
+	fmt.Fprintf(stdout, "ticks %d; interval p50 %s, p99 %s, max %s\n", r.Ticks, ms(r.IntervalP50), ms(r.IntervalP99), ms(r.IntervalMax))
+	refused := 0
+	for _, n := range r.Errors {
+		refused += n
+	}
+	fmt.Fprintf(stdout, "decisions: %d sent, %d applied (seen in results), %d answered with an error %v, %d unaccounted (in flight at a drop, or their result in a replaced observation); %d reconnections\n",
+		r.Sent, r.Applied, refused, r.Errors, r.Sent-r.Applied-refused, r.Reconnects)
 	return nil
 }
 

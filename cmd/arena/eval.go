@@ -44,7 +44,7 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *episodes < 1 || *agents < 0 || *ticks < 0 || *parallel < 0 {
 		return fmt.Errorf("eval: --episodes must be at least 1; --agents, --ticks and --parallel must not be negative")
 	}
-	sc, err := scenarios.Load(*scenario)
+	sc, err := scenarios.LoadContext(ctx, *scenario)
 	if err != nil {
 		return err
 	}

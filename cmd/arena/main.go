@@ -74,7 +74,7 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "serve" {
 		stopSignals = stopSignals[:1] // serve drains on SIGTERM (serve_ops.go)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
+	ctx, stop := interruptible(context.Background(), os.Stderr, os.Exit, stopSignals...)
 	defer stop()
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
@@ -82,6 +82,40 @@ func main() {
 			fmt.Fprintln(os.Stderr, "arena:", err)
 		}
 		os.Exit(2)
+	}
+}
+
+// interruptible returns a context cancelled by the first SIGINT or SIGTERM,
+// which lets a command stop cleanly (finish the tick under way, write its
+// files); a second one calls exit(130) at once. stop releases the signals.
+func interruptible(parent context.Context, stderr io.Writer, exit func(int), signals ...os.Signal) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancel(parent)
+	sigs := make(chan os.Signal, 2)
+	if len(signals) == 0 {
+		signals = []os.Signal{os.Interrupt, syscall.SIGTERM}
+	}
+	signal.Notify(sigs, signals...)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-sigs:
+		case <-done:
+			return
+		}
+		fmt.Fprintln(stderr, "arena: stopping (interrupt again to exit at once)")
+		cancel()
+		select {
+		case <-sigs:
+		case <-done:
+			return
+		}
+		fmt.Fprintln(stderr, "arena: interrupted again: exiting at once")
+		exit(130)
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel()
 	}
 }
 

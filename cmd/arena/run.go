@@ -38,7 +38,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *agents < 0 || *ticks < 0 || *episodes < 1 {
 		return fmt.Errorf("run: --agents and --ticks must not be negative, --episodes must be at least 1")
 	}
-	sc, err := scenarios.Load(*scenario)
+	sc, err := scenarios.LoadContext(ctx, *scenario)
 	if err != nil {
 		return err
 	}

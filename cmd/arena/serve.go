@@ -49,6 +49,11 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	mcpListen := fs.String("mcp-listen", "", "also serve MCP clients on tcp:HOST:PORT (Streamable HTTP at http://HOST:PORT/mcp): each MCP session plays a free agent slot, or its token's (docs/mcp.md)")
 	var ops opsFlags
 	ops.register(fs)
+	maxConns := fs.Int("max-conns", server.DefaultMaxConns, "connections open at once (agents, spectators and strangers); more are refused with SERVER_BUSY")
+	maxUnauth := fs.Int("max-unauthenticated", server.DefaultMaxUnauthenticated, "connections that have not said hello yet; more are refused with SERVER_BUSY")
+	helloTimeout := fs.Duration("hello-timeout", 10*time.Second, "drop a connection whose hello has not been accepted this long after it connected")
+	pingInterval := fs.Duration("ping-interval", 5*time.Second, "ping a session that has sent nothing for this long")
+	pongWait := fs.Duration("pong-wait", 10*time.Second, "drop a session that sends nothing (no pong) for this long after a ping")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -61,7 +66,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(listens) == 0 {
 		listens = listFlag{"unix:arena.sock"}
 	}
-	sc, err := scenarios.Load(*scenario)
+	sc, err := scenarios.LoadContext(ctx, *scenario)
 	if err != nil {
 		return err
 	}
@@ -89,7 +94,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	opt := server.Options{Scenario: sc, Seed: *seed, SecretSeed: *secretSeed, OpenSpectators: *spectators == "open", Agents: *agents, Bots: *botCount, Mode: *mode,
 		TickRate: *tickRate, DecisionTimeout: *timeout, StartAfter: *startAfter, Tokens: tok, Ticks: *ticks,
-		Episodes: *episodes, Recorder: rec, Log: logger, Metrics: server.NewMetrics()}
+		Episodes: *episodes, Recorder: rec, Log: logger, Metrics: server.NewMetrics(), MaxConns: *maxConns, MaxUnauthenticated: *maxUnauth,
+		Conn: ipc.ConnOptions{HelloTimeout: *helloTimeout, PingInterval: *pingInterval, PongWait: *pongWait}}
 	switch *agentKind {
 	case "builtin", "":
 	case "llm":
@@ -124,6 +130,10 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		ls = append(ls, l)
 		logger.Info("listening", "addr", addr)
+		if tok == nil && !loopback(l.Addr()) {
+			logger.Warn("LISTENING BEYOND THIS HOST WITHOUT --tokens: anyone who can reach "+l.Addr().String()+
+				" may take an agent slot, or watch and pause the world as a spectator; give --tokens", "addr", addr)
+		}
 	}
 	if *mcpListen != "" {
 		b, err := mcp.ListenHTTP(ctx, *mcpListen, mcp.HTTPOptions{Tokens: tok, Log: logger})
@@ -194,4 +204,11 @@ func newSpectatorToken(dir string) (string, error) {
 		return "", fmt.Errorf("serve: spectator token: %w", err)
 	}
 	return token, nil
+}
+
+// loopback reports whether a listener's address is reachable from this host
+// only (a Unix socket, or TCP on a loopback address).
+func loopback(a net.Addr) bool {
+	ta, ok := a.(*net.TCPAddr)
+	return !ok || ta.IP.IsLoopback()
 }

@@ -139,6 +139,15 @@ class _Session:
                     continue
                 if t == "pong":
                     continue
+                if t == "ping":  # the server checks that we are alive
+                    msg = {"type": "pong"}
+                    if "id" in m:
+                        msg["id"] = m["id"]
+                    try:
+                        self.write(msg)
+                    except ConnectionLost:
+                        pass
+                    continue
                 if t == "error" and m.get("fatal"):
                     self.fatal = ArenaError(m.get("code", ""), m.get("message", ""), True)
                 self.inbox.put(m)

@@ -98,6 +98,17 @@ class ProtocolTest(ServerTest):
         self.assertEqual(c.agent_id, "agent_001")
         c.close()
 
+    def test_answers_the_servers_pings(self):
+        # Its own pings off, the client stays connected only by answering
+        # the server's: a client silent for 0.15 s is dropped.
+        import time
+        s = self.serve("--scenario", "foraging", "--agents", "2", "--ping-interval", "50ms", "--pong-wait", "100ms")
+        c = connect(s.address, keepalive=0)
+        self.addCleanup(c.close)
+        time.sleep(1.0)
+        r = c.query_inventory()
+        self.assertGreater(r.capacity, 0)
+
     def test_no_slot(self):
         s = self.serve("--scenario", "foraging", "--agents", "1")
         c = connect(s.address)
