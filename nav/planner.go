@@ -594,16 +594,20 @@ func (p *Planner) plan(from, to Point, sc, gc Cell, displaced bool) ([]Cell, []P
 
 // The any-angle search of [Planner.refine] runs only on paths more than
 // refineSlack longer than the straight line (a shorter one is within that
-// of the optimum already) that bend at least refineBends times per cell of
-// length on average. A path bends at the obstacles it passes closely, and
-// each of them is a choice of side that the octile route may have made
-// differently from the any-angle optimum; on open maps with large
-// obstacles (bends every 20–30 cells) the taut path of the octile route is
+// of the optimum already) but at most refineMaxRatio times as long (longer
+// ones are detours round walls, as in mazes, where it never found a
+// shorter class on the Moving AI maze) that bend at least refineBends
+// times per cell of length on average. A path bends at the obstacles it
+// passes closely, and each of them is a choice of side that the octile
+// route may have made differently from the any-angle optimum; on open
+// maps with large obstacles (bends every 20–30 cells) the taut path of the octile route is
 // nearly always in the optimum's homotopy class, and the search, which
-// costs about as much as the rest of the query, is not worth running.
+// costs several times as much as the rest of the query, is not worth
+// running.
 const (
-	refineSlack = 0.01
-	refineBends = 0.08
+	refineSlack    = 0.01
+	refineMaxRatio = 1.2
+	refineBends    = 0.08
 )
 
 // refine returns the shorter of path (the taut path of route, crossing
@@ -613,7 +617,8 @@ const (
 // find a path shorter than path.
 func (p *Planner) refine(from, to Point, route []Cell, path []Point) []Point {
 	length := PathLength(path)
-	if length <= (1+refineSlack)*from.Dist(to) || float64(len(path)-2) < refineBends*length {
+	d := from.Dist(to)
+	if length <= (1+refineSlack)*d || length > refineMaxRatio*d || float64(len(path)-2) < refineBends*length {
 		return path
 	}
 	r, ok := p.thetaRoute(p.route3[:0], from, to, route, length)
