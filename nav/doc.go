@@ -45,6 +45,16 @@
 // the route, bending 0.001 cell off obstacle corners. Smoothing never leads
 // a path into hazard cells that the cell route avoided.
 //
+// The taut path keeps the octile route's homotopy class, which on cluttered
+// maps is not always the class of the any-angle optimum. When a path over
+// Free cells is more than 1% but at most 20% longer than the straight line
+// and bends at least once every 12.5 cells on average (it winds between
+// many obstacles), a Lazy Theta* search over the corners of the Free
+// cells, within 8 cells of the route, looks for a shorter path; its path
+// is turned back into a 4-connected route of Free cells, smoothed and
+// pulled taut the same way, and kept when it is shorter. Every path therefore passes the same
+// line-of-sight checks, whichever search found it.
+//
 // # Exact obstacles
 //
 // [Options.Obstacles] gives the planner obstacles as exact [Shape]s (discs

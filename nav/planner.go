@@ -80,8 +80,9 @@ type Planner struct {
 	startSearch, goalSearch *clusterSearch
 	astar                   absSearch
 	cellScratch             []Cell
-	route, route2           []Cell
+	route, route2, route3   []Cell
 	smooth                  smoother
+	theta                   thetaSearch
 }
 
 // NewPlanner builds a planner for a snapshot of g: the pathing grid,
@@ -500,7 +501,8 @@ func (p *Planner) finishAt(path []Point, target Point) []Point {
 
 // FindCells returns the unsmoothed 4-connected cell route from from to to,
 // both inclusive: the cell route FindPath(from.Center(), to.Center())
-// smooths. It fails with a *NoPathError if either cell is outside the grid
+// smooths (unless FindPath's any-angle search finds a shorter path in
+// another homotopy class, which then follows a route of its own). It fails with a *NoPathError if either cell is outside the grid
 // or Blocked, or if they are not connected. The slice is freshly allocated.
 func (p *Planner) FindCells(from, to Cell) ([]Cell, error) {
 	fp, tp := from.Center(), to.Center()
@@ -539,7 +541,10 @@ const directSlack = 0.01
 // quasilyte/pathing leg. It is accepted if it is complete and its smoothed
 // length is within directSlack of the straight-line distance. Otherwise the
 // HPA* route is planned and smoothed too, and the cheaper of the two paths
-// (length plus hazard penalty) is returned.
+// (length plus hazard penalty) is kept. A kept path over Free cells that
+// starts in its own cell may then be replaced by a shorter one in another
+// homotopy class ([Planner.refine]); the route returned is the one
+// planned, not refine's.
 func (p *Planner) plan(from, to Point, sc, gc Cell, displaced bool) ([]Cell, []Point, error) {
 	if sc == gc {
 		p.route = append(p.route[:0], sc)
@@ -548,6 +553,7 @@ func (p *Planner) plan(from, to Point, sc, gc Cell, displaced bool) ([]Cell, []P
 	var (
 		direct     []Point
 		directCost float64
+		directFree bool // the direct leg crosses no Costly cell
 	)
 	if manhattan(sc, gc) <= maxLegSteps {
 		// Chaining is capped at 57 steps. With uniform costs a partial first
@@ -563,7 +569,8 @@ func (p *Planner) plan(from, to Point, sc, gc Cell, displaced bool) ([]Cell, []P
 				origin = sc.Center()
 				length -= from.Dist(origin)
 			}
-			if p.smooth.costlyCells() == 0 && length <= (1+directSlack)*origin.Dist(to) {
+			directFree = p.smooth.costlyCells() == 0
+			if directFree && length <= (1+directSlack)*origin.Dist(to) {
 				return r, direct, nil
 			}
 			directCost = p.pathCost(direct)
@@ -575,10 +582,54 @@ func (p *Planner) plan(from, to Point, sc, gc Cell, displaced bool) ([]Cell, []P
 	}
 	p.route2 = r
 	path := p.smooth.smooth(p.grid, from, to, r, displaced)
+	free := p.smooth.costlyCells() == 0
 	if direct != nil && directCost < p.pathCost(path) {
-		return p.route, direct, nil
+		r, path, free = p.route, direct, directFree
+	}
+	if free && !displaced {
+		path = p.refine(from, to, r, path)
 	}
 	return r, path, nil
+}
+
+// The any-angle search of [Planner.refine] runs only on paths more than
+// refineSlack longer than the straight line (a shorter one is within that
+// of the optimum already) but at most refineMaxRatio times as long (longer
+// ones are detours round walls, as in mazes, where it never found a
+// shorter class on the Moving AI maze) that bend at least refineBends
+// times per cell of length on average. A path bends at the obstacles it
+// passes closely, and each of them is a choice of side that the octile
+// route may have made differently from the any-angle optimum; on open
+// maps with large obstacles (bends every 20–30 cells) the taut path of the octile route is
+// nearly always in the optimum's homotopy class, and the search, which
+// costs several times as much as the rest of the query, is not worth
+// running.
+const (
+	refineSlack    = 0.01
+	refineMaxRatio = 1.2
+	refineBends    = 0.08
+)
+
+// refine returns the shorter of path (the taut path of route, crossing
+// only Free cells) and the taut path of the route an any-angle search
+// finds in a corridor around route ([Planner.thetaRoute]), which may pass
+// obstacles on other sides than route. The search gives up once it cannot
+// find a path shorter than path.
+func (p *Planner) refine(from, to Point, route []Cell, path []Point) []Point {
+	length := PathLength(path)
+	d := from.Dist(to)
+	if length <= (1+refineSlack)*d || length > refineMaxRatio*d || float64(len(path)-2) < refineBends*length {
+		return path
+	}
+	r, ok := p.thetaRoute(p.route3[:0], from, to, route, length)
+	p.route3 = r
+	if !ok {
+		return path
+	}
+	if alt := p.smooth.smooth(p.grid, from, to, r, false); PathLength(alt) < length {
+		return alt
+	}
+	return path
 }
 
 // pathCost estimates the cost of the last smoothed path: its length plus

@@ -382,21 +382,31 @@ func TestFindPathRandomGrids(t *testing.T) {
 }
 
 // TestFindPathDeterministic checks that repeated queries (reusing scratch
-// memory) give identical results.
+// memory) give identical results, also to a fresh planner's; the noise map
+// runs the any-angle search on most queries.
 func TestFindPathDeterministic(t *testing.T) {
-	g := genArena(128, 4)
-	p := NewPlanner(g, Options{})
-	queries := randomQueries(p, 50, 4)
-	first := make([][]Point, len(queries))
-	for i, q := range queries {
-		path, err := p.FindPath(q[0], q[1])
-		require.NoError(t, err)
-		first[i] = path
-	}
-	for i := len(queries) - 1; i >= 0; i-- {
-		path, err := p.FindPath(queries[i][0], queries[i][1])
-		require.NoError(t, err)
-		require.Equal(t, first[i], path)
+	for _, tc := range []struct {
+		name string
+		g    *Grid
+	}{{"arena", genArena(128, 4)}, {"noise", genNoise(128, 4)}} {
+		name, g := tc.name, tc.g
+		p := NewPlanner(g, Options{})
+		queries := randomQueries(p, 50, 4)
+		first := make([][]Point, len(queries))
+		for i, q := range queries {
+			path, err := p.FindPath(q[0], q[1])
+			require.NoError(t, err)
+			first[i] = path
+		}
+		fresh := NewPlanner(g, Options{})
+		for i := len(queries) - 1; i >= 0; i-- {
+			path, err := p.FindPath(queries[i][0], queries[i][1])
+			require.NoError(t, err)
+			require.Equal(t, first[i], path, name)
+			path, err = fresh.FindPath(queries[i][0], queries[i][1])
+			require.NoError(t, err)
+			require.Equal(t, first[i], path, name)
+		}
 	}
 }
 

@@ -54,7 +54,7 @@ func (s *smoother) visible(g *Grid, i, j int) bool {
 //     segments avoid Costly cells is replaced by the shortest path around
 //     the obstacle corners inside the triangle it spans, repeatedly, so
 //     that bends end up on obstacle corners (tautOffset away from them).
-//  3. Collinear waypoints are dropped.
+//  3. Collinear waypoints are dropped ([smoother.finish]).
 func (s *smoother) smooth(g *Grid, from, to Point, route []Cell, displaced bool) []Point {
 	n := len(route)
 	s.pts = s.pts[:0]
@@ -138,11 +138,15 @@ func (s *smoother) smooth(g *Grid, from, to Point, route []Cell, displaced bool)
 			s.tiles = append(s.tiles, s.maxTile(s.way[k-1], i))
 		}
 	}
-	s.tauten(g)
+	return s.finish(g, out)
+}
 
-	// Pass 3: drop collinear waypoints (keeping only turning points). A
-	// merge is confirmed with LineOfSight: a segment through a grid corner
-	// can be judged differently once its endpoints move (rounding).
+// finish pulls s.wpts (segment tiles in s.tiles) taut, drops collinear
+// waypoints (keeping only turning points) and appends the result to out.
+// A merge is confirmed with LineOfSight: a segment through a grid corner
+// can be judged differently once its endpoints move (rounding).
+func (s *smoother) finish(g *Grid, out []Point) []Point {
+	s.tauten(g)
 	base := len(out) // 1 when out starts with a displaced from
 	s.nextT = s.nextT[:0]
 	for k, p := range s.wpts {
@@ -161,6 +165,16 @@ func (s *smoother) smooth(g *Grid, from, to Point, route []Cell, displaced bool)
 		}
 	}
 	return out
+}
+
+// tautFree pulls taut the path pts, whose segments all have line of sight
+// over Free cells, and returns it freshly allocated.
+func (s *smoother) tautFree(g *Grid, pts []Point) []Point {
+	s.wpts, s.tiles = append(s.wpts[:0], pts...), s.tiles[:0]
+	for range len(pts) - 1 {
+		s.tiles = append(s.tiles, Free)
+	}
+	return s.finish(g, make([]Point, 0, len(pts)))
 }
 
 // collinearBetween reports whether b lies on the segment a→c (up to
