@@ -91,6 +91,7 @@ func (lg leakGame) play(t *testing.T) (map[string]*transcript, *engine.Results, 
 			tr, err := adversary(ctx, addr, id, lg.seed+uint64(i), lg.plant)
 			if err != nil {
 				t.Errorf("%s: %v", id, err)
+				cancel() // the game cannot go on: stop the server now
 			}
 			mu.Lock()
 			out[id] = tr
@@ -99,6 +100,9 @@ func (lg leakGame) play(t *testing.T) (map[string]*transcript, *engine.Results, 
 	}
 	wg.Wait()
 	all := <-served
+	if t.Failed() {
+		t.FailNow()
+	}
 	require.Len(t, all, 1)
 	opt.Seed, opt.SecretSeed = srv.Seeds()
 	return out, all[0], opt
@@ -144,36 +148,25 @@ func (c *wireConn) next() (map[string]any, []byte, error) {
 
 // adversary plays agent id to the end of the episode and returns what it
 // received.
-func adversary(ctx context.Context, addr, id string, seed uint64, spectate bool) (*transcript, error) {
+func adversary(ctx context.Context, addr, id string, seed uint64, spectate bool) (_ *transcript, err error) {
 	tr := &transcript{id: id, role: map[int]string{}, dead: map[int]bool{}}
-	// A spectator's hello without a token: refused, unless the leak is planted.
-	if spec, err := connect(ctx, addr); err == nil {
-		defer spec.nc.Close()
-		if err := spec.put(map[string]any{"type": "hello", "protocol": 1, "role": "spectator"}); err != nil {
-			return tr, err
-		}
-		m, _, err := spec.next()
-		if err != nil {
-			return tr, err
-		}
-		if !spectate {
-			if m["type"] != "error" || m["code"] != ipc.CodeUnauthorized {
-				return tr, fmt.Errorf("a spectator without a token got %v", m)
-			}
-		} else {
-			go func() { // record its frames as the agent's own: the agent reads them
-				for {
-					m, _, err := spec.next()
-					if err != nil {
-						return
-					}
-					if m["type"] == "frame" {
-						tr.addSpectated(m)
-					}
-				}
-			}()
-		}
+	// A spectator's hello without a token, beside the agent's own session:
+	// refused (the server answers failed hellos more and more slowly),
+	// unless the leak is planted; then its frames are the agent's reading.
+	probed := make(chan error, 1)
+	spec, err := connect(ctx, addr)
+	if err != nil {
+		return tr, err
 	}
+	defer spec.nc.Close()
+	go func() { probed <- probe(spec, tr, spectate) }()
+	defer func() {
+		if !spectate {
+			if perr := <-probed; err == nil {
+				err = perr
+			}
+		}
+	}()
 	c, err := connect(ctx, addr)
 	if err != nil {
 		return tr, err
@@ -202,6 +195,10 @@ func adversary(ctx context.Context, addr, id string, seed uint64, spectate bool)
 		}
 		at := tr.add(tick, kind, m)
 		switch typ {
+		case "ping":
+			if err := c.put(map[string]any{"type": "pong", "id": m["id"]}); err != nil {
+				return tr, err
+			}
 		case "episode_end":
 			return tr, nil
 		case "observation":
@@ -235,6 +232,37 @@ func adversary(ctx context.Context, addr, id string, seed uint64, spectate bool)
 			if err := c.put(map[string]any{"type": "decision", "tick": tick, "tool": d.Tool, "params": d.Params}); err != nil {
 				return tr, err
 			}
+		}
+	}
+}
+
+// probe says hello as a spectator without a token; without spectate it
+// must be refused: UNAUTHORIZED, or, as the server answers failed hellos
+// more and more slowly, the connection closed at the end of the game before
+// the answer, never a welcome or a frame. With spectate, every frame is
+// recorded.
+func probe(spec *wireConn, tr *transcript, spectate bool) error {
+	if err := spec.put(map[string]any{"type": "hello", "protocol": 1, "role": "spectator"}); err != nil {
+		return err
+	}
+	for {
+		m, _, err := spec.next()
+		if err != nil {
+			return nil // closed without a welcome or a frame (or, planted, at the end)
+		}
+		switch {
+		case m["type"] == "ping":
+			if err := spec.put(map[string]any{"type": "pong", "id": m["id"]}); err != nil {
+				return err
+			}
+		case spectate:
+			if m["type"] == "frame" {
+				tr.addSpectated(m)
+			}
+		case m["type"] == "error" && m["code"] == ipc.CodeUnauthorized:
+			return nil
+		default:
+			return fmt.Errorf("a spectator without a token got %v", m)
 		}
 	}
 }
