@@ -88,7 +88,7 @@ func serveCounting(t *testing.T, opt server.Options) (string, *countingListener)
 // larger length is refused at once, with nothing allocated.
 func TestHugeLengthsBeforeHelloAreRefusedWithoutMemory(t *testing.T) {
 	const conns = 200
-	addr, l := serveCounting(t, server.Options{Seed: 1, Agents: 1, MaxUnauthenticated: conns})
+	addr, l := serveCounting(t, server.Options{OpenSpectators: true, Seed: 1, Agents: 1, MaxUnauthenticated: conns})
 	before := liveHeap()
 	cs := make([]*client, conns)
 	for i := range cs {
@@ -111,7 +111,7 @@ func TestHugeLengthsBeforeHelloAreRefusedWithoutMemory(t *testing.T) {
 // followed by a trickle costs about the trickle, not 1 MiB.
 func TestALargeLengthCostsOnlyTheBytesThatArrive(t *testing.T) {
 	const conns = 200
-	addr, l := serveCounting(t, server.Options{Seed: 1, Agents: 1})
+	addr, l := serveCounting(t, server.Options{OpenSpectators: true, Seed: 1, Agents: 1})
 	cs := make([]*client, conns)
 	for i := range cs {
 		cs[i] = dial(t, addr)
@@ -148,7 +148,7 @@ func TestALargeLengthCostsOnlyTheBytesThatArrive(t *testing.T) {
 func TestAConnectionKeepsNoBufferBetweenFrames(t *testing.T) {
 	const conns = 100
 	const size = 512 << 10
-	addr, _ := serveCounting(t, server.Options{Seed: 1, Agents: 1})
+	addr, _ := serveCounting(t, server.Options{OpenSpectators: true, Seed: 1, Agents: 1})
 	before := liveHeap()
 	big := wire(make([]byte, size)) // CBOR 0, then extraneous zeros: BAD_MESSAGE
 	for i := 0; i < conns; i++ {
@@ -167,7 +167,7 @@ func TestAConnectionKeepsNoBufferBetweenFrames(t *testing.T) {
 // A hello may be followed at once by a large frame: the reader waits for the
 // verdict on the hello before it applies the limit of strangers.
 func TestALargeFrameRightAfterHelloWaitsForTheVerdict(t *testing.T) {
-	addr, _, cancel := start(t, server.Options{Seed: 1, Agents: 1})
+	addr, _, cancel := start(t, server.Options{OpenSpectators: true, Seed: 1, Agents: 1})
 	defer cancel()
 	hello := func(protocol int) []byte {
 		return wire(clientCBOR(map[string]any{"type": "hello", "protocol": protocol, "role": "spectator"}))
@@ -192,7 +192,7 @@ func TestALargeFrameRightAfterHelloWaitsForTheVerdict(t *testing.T) {
 // again once there is room.
 func TestConnectionsOverTheLimitsAreRefused(t *testing.T) {
 	log := newServerLog()
-	addr, _, cancel := start(t, server.Options{Seed: 1, Agents: 1, MaxConns: 5, MaxUnauthenticated: 3, Log: log.logger()})
+	addr, _, cancel := start(t, server.Options{OpenSpectators: true, Seed: 1, Agents: 1, MaxConns: 5, MaxUnauthenticated: 3, Log: log.logger()})
 	defer cancel()
 	served := func(c *client) { c.pingThrough("p") } // pings are answered before hello
 	busy := func(want string) {
@@ -243,7 +243,7 @@ func TestConnectionsOverTheLimitsAreRefused(t *testing.T) {
 // connected; one that said hello is not.
 func TestAConnectionWithoutHelloIsDroppedInTime(t *testing.T) {
 	const timeout = 300 * time.Millisecond
-	addr, _, cancel := start(t, server.Options{Seed: 1, Agents: 2, Conn: ipc.ConnOptions{HelloTimeout: timeout}})
+	addr, _, cancel := start(t, server.Options{OpenSpectators: true, Seed: 1, Agents: 2, Conn: ipc.ConnOptions{HelloTimeout: timeout}})
 	defer cancel()
 	agent := dial(t, addr)
 	agent.helloAgent("", "")
@@ -295,7 +295,7 @@ func TestTheAcceptLoopSurvivesErrors(t *testing.T) {
 	enfile := &net.OpError{Op: "accept", Net: "unix", Err: os.NewSyscallError("accept4", syscall.ENFILE)}
 	flaky := &flakyListener{Listener: l, errs: []error{emfile, emfile, enfile, errors.New("something else")}}
 	log := newServerLog()
-	serveOn(t, sc, server.Options{Seed: 1, Agents: 1, Ticks: 2, Log: log.logger()}, flaky)
+	serveOn(t, sc, server.Options{OpenSpectators: true, Seed: 1, Agents: 1, Ticks: 2, Log: log.logger()}, flaky)
 	log.wait(t, "accept failed; retrying")
 
 	c := dial(t, addr)
@@ -312,7 +312,7 @@ func TestTheAcceptLoopSurvivesErrors(t *testing.T) {
 // 1 MB reply). Every echoed field is clipped to 64 characters, and every
 // error message to 1 KiB.
 func TestEchoedFieldsAreClipped(t *testing.T) {
-	addr, _, cancel := start(t, server.Options{Seed: 1, Agents: 1})
+	addr, _, cancel := start(t, server.Options{OpenSpectators: true, Seed: 1, Agents: 1})
 	defer cancel()
 	long := string(bytes.Repeat([]byte("é\x01"), 1300)) // 3,900 bytes, %q makes it 8,000
 	for _, tc := range []struct {
@@ -394,7 +394,7 @@ func TestFailedAuthenticationsAreLoggedAndSlowedDown(t *testing.T) {
 func TestQuietSessionsArePingedAndDeadOnesDropped(t *testing.T) {
 	const interval, wait = 50 * time.Millisecond, 100 * time.Millisecond
 	log := newServerLog()
-	addr, _, cancel := start(t, server.Options{Seed: 1, Agents: 2, Log: log.logger(),
+	addr, _, cancel := start(t, server.Options{OpenSpectators: true, Seed: 1, Agents: 2, Log: log.logger(),
 		Conn: ipc.ConnOptions{PingInterval: interval, PongWait: wait}})
 	defer cancel()
 	quiet := dial(t, addr)

@@ -707,7 +707,7 @@ func TestClientsThatStopReadingAreDisconnected(t *testing.T) {
 	blind := buffer/minObs + skipped + 10
 	ticks := blind + 3
 	log := newServerLog()
-	addr, _, cancel := start(t, server.Options{Seed: 1, Agents: 2, Ticks: ticks, DecisionTimeout: 5 * time.Second,
+	addr, _, cancel := start(t, server.Options{OpenSpectators: true, Seed: 1, Agents: 2, Ticks: ticks, DecisionTimeout: 5 * time.Second,
 		Conn: ipc.ConnOptions{QueueSize: queue, MaxSkipped: skipped}, Log: log.logger()})
 	defer cancel()
 	good := newHandAgent(t, addr, "agent_001", "")

@@ -38,7 +38,7 @@ func (p *handAgent) worldTick() int {
 // spectators left are sent a frame that says so.
 func TestAPauseDoesNotOutliveItsSpectators(t *testing.T) {
 	log := newServerLog()
-	addr, _, cancel := start(t, server.Options{Seed: 1, Agents: 1, Ticks: 50, DecisionTimeout: 5 * time.Second, Log: log.logger()})
+	addr, _, cancel := start(t, server.Options{OpenSpectators: true, Seed: 1, Agents: 1, Ticks: 50, DecisionTimeout: 5 * time.Second, Log: log.logger()})
 	defer cancel()
 	watcher := dial(t, addr) // never pauses
 	watcher.send(map[string]any{"type": "hello", "protocol": 1, "role": "spectator"})

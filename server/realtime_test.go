@@ -25,7 +25,7 @@ func step(spec *client, tick int) {
 // observation wins: the decision for T+1 replaces the one for T, and a
 // decision older than one taken is refused, naming the tick taken.
 func TestRealtimeTheNewestDecisionWins(t *testing.T) {
-	addr, _, cancel := start(t, server.Options{Seed: 1, Agents: 1, Mode: "realtime", TickRate: 20})
+	addr, _, cancel := start(t, server.Options{OpenSpectators: true, Seed: 1, Agents: 1, Mode: "realtime", TickRate: 20})
 	defer cancel()
 	spec := dial(t, addr)
 	spec.send(map[string]any{"type": "hello", "protocol": 1, "role": "spectator"})
