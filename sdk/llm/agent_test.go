@@ -33,7 +33,8 @@ type recorded struct {
 	// (ChunkMS apart), then [DONE].
 	Events []json.RawMessage `json:"events"`
 	// Break drops the connection after the Stream's chunks or the Events,
-	// before any finish_reason or [DONE]: the stream breaks.
+	// before any finish_reason or [DONE]: the stream breaks. Without them,
+	// halfway through the Body.
 	Break bool `json:"break"`
 }
 
@@ -99,6 +100,12 @@ func newScripted(t *testing.T, replies ...recorded) *fakeServer {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
+		if rep.Break {
+			w.Header().Set("Content-Length", fmt.Sprint(len(rep.Body)))
+			w.WriteHeader(rep.Status)
+			w.Write(rep.Body[:len(rep.Body)/2])
+			panic(http.ErrAbortHandler)
+		}
 		w.WriteHeader(rep.Status)
 		w.Write(rep.Body)
 	}))

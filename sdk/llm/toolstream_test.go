@@ -231,6 +231,16 @@ func TestBrokenStreamRetried(t *testing.T) {
 		require.Contains(t, lastMessages(f.requests[1], 1)[0].Content, "<observation>")
 		require.Zero(t, a.Usage().Retries)
 	})
+	t.Run("json body", func(t *testing.T) {
+		// A server that ignores "stream" and whose JSON body is cut.
+		cut := okReply()
+		cut.Break = true
+		f := newScripted(t, cut, okReply())
+		a := New(Options{Model: f.client(time.Second), Tools: roleTools()})
+		require.Equal(t, "speak", a.Decide(context.Background(), obs()).Tool)
+		require.Len(t, f.requests, 2)
+		require.Equal(t, 1, a.Usage().Retries)
+	})
 	t.Run("finished then broken", func(t *testing.T) {
 		// The finish_reason arrived, then the connection dropped before the
 		// usage and [DONE]: the reply is whole, its call runs once.
