@@ -15,6 +15,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -144,6 +145,10 @@ type ClientOptions struct {
 type Client struct {
 	opt ClientOptions
 	url string // BaseURL/chat/completions
+	// wholeOnly is set once the server has refused a streamed request
+	// (older llama.cpp servers: "Cannot use tools with stream"): ChatStream
+	// then asks for whole replies.
+	wholeOnly atomic.Bool
 }
 
 // NewClient returns a client, taking what opt leaves empty from the
@@ -280,12 +285,45 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResponse, erro
 // the same retry budget as any failed call. Nothing of a broken attempt is
 // kept; the caller has run nothing of it either, since a reply's tool calls
 // are only complete once its stream is.
+//
+// A server that refuses streamed requests (HTTP 400, 422, 500 or 501 with a
+// message that speaks of streaming, as older llama.cpp servers answer a
+// streamed request with tools: "Cannot use tools with stream") is asked
+// again for a whole reply at once, and from then on this client asks it for
+// whole replies only; the refused attempt counts as a retry.
 func (c *Client) ChatStream(ctx context.Context, req ChatRequest, watch func() func(string) bool) (*ChatResponse, error) {
-	req.Stream, req.StreamOptions = true, &streamOptions{IncludeUsage: true}
 	if watch == nil {
 		watch = func() func(string) bool { return func(string) bool { return false } }
 	}
-	return c.do(ctx, req, watch)
+	refused := false
+	if !c.wholeOnly.Load() {
+		req.Stream, req.StreamOptions = true, &streamOptions{IncludeUsage: true}
+		resp, err := c.do(ctx, req, watch)
+		if !streamRefused(err) {
+			return resp, err
+		}
+		c.wholeOnly.Store(true)
+		refused = true
+	}
+	req.Stream, req.StreamOptions = false, nil
+	resp, err := c.do(ctx, req, watch)
+	if resp != nil && refused {
+		resp.Retries++
+	}
+	return resp, err
+}
+
+// streamRefused says whether err is a server's refusal to stream.
+func streamRefused(err error) bool {
+	var ae *APIError
+	if !errors.As(err, &ae) {
+		return false
+	}
+	switch ae.Status {
+	case 400, 422, 500, 501:
+		return strings.Contains(strings.ToLower(ae.Message), "stream")
+	}
+	return false
 }
 
 // do sends a request, retrying what may pass.
@@ -316,7 +354,7 @@ func (c *Client) do(ctx context.Context, req ChatRequest, watch func() func(stri
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("%w (%v)", err, ctx.Err())
 		}
-		if !retryable(err) || c.opt.Retries < 0 || attempt > c.opt.Retries {
+		if !retryable(err) || req.Stream && streamRefused(err) || c.opt.Retries < 0 || attempt > c.opt.Retries {
 			return nil, err
 		}
 		// Full jitter over the upper half: between wait/2 and wait.

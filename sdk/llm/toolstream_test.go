@@ -281,3 +281,31 @@ func TestTokensEstimated(t *testing.T) {
 	require.Equal(t, 2, in)
 	require.Equal(t, 5, out) // 5 + 5 + 7 = 17 characters
 }
+
+// TestServerRefusesStreaming: an older llama.cpp server answers a streamed
+// request with tools with HTTP 500 "Cannot use tools with stream"; the
+// client asks again at once for a whole reply, and asks that server for
+// whole replies from then on.
+func TestServerRefusesStreaming(t *testing.T) {
+	refusal := recorded{Status: 500, Body: []byte(`{"error":{"code":500,"message":"Cannot use tools with stream","type":"server_error"}}`)}
+	query := recorded{Status: 200, Body: []byte(`{"choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":"",
+		"tool_calls":[{"id":"c1","type":"function","function":{"name":"get_investigation_results","arguments":"{}"}}]}}]}`)}
+	f := newScripted(t, refusal, query, okReply())
+	q := &fakeQueries{}
+	c := NewClient(ClientOptions{BaseURL: f.URL + "/v1", Model: "m", Backoff: time.Millisecond})
+	a := New(Options{Model: c, Tools: roleTools(), Query: q, OnFatal: func(err error) { t.Errorf("fatal: %v", err) }})
+	d := a.Decide(context.Background(), obs())
+	require.Equal(t, "speak", d.Tool)
+	require.Equal(t, []string{"get_investigation_results"}, q.calls)
+	require.Len(t, f.requests, 3)
+	require.True(t, f.requests[0].Stream)
+	require.False(t, f.requests[1].Stream)
+	require.Nil(t, f.requests[1].StreamOptions)
+	require.Equal(t, f.requests[0].Messages, f.requests[1].Messages)
+	require.False(t, f.requests[2].Stream, "the client remembers")
+	require.Equal(t, 1, a.Usage().Retries)
+
+	// A 500 that does not speak of streaming is retried as before.
+	require.False(t, streamRefused(&APIError{Status: 500, Message: "out of memory"}))
+	require.False(t, streamRefused(&APIError{Status: 401, Message: "stream"}))
+}

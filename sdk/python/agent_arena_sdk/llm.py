@@ -109,6 +109,11 @@ def is_fatal(err: BaseException) -> bool:
 _STREAM_CUT = "the stream ended before the reply did"
 
 
+def _stream_refused(e: ModelError) -> bool:
+    """Whether e is a server's refusal to stream."""
+    return isinstance(e, APIError) and e.status in (400, 422, 500, 501) and "stream" in e.message.lower()
+
+
 def _retry_after(h) -> float | None:
     if not h:
         return None
@@ -147,6 +152,7 @@ class ChatClient:
         self.backoff = backoff if backoff > 0 else 0.5
         self.retry_time = retry_time if retry_time > 0 else 120.0
         self.url = self.base_url + "/chat/completions"
+        self._whole_only = False  # the server refused a streamed request: whole replies only
 
     def check(self):
         """Raises ConnError for a base URL that cannot work."""
@@ -173,11 +179,26 @@ class ChatClient:
         A stream that breaks before its end (no finish_reason and no ``[DONE]``) is asked
         for again from the start, within the same retry budget as any failed call; nothing
         of the broken attempt is kept (nor was anything of it run: a reply's tool calls are
-        only complete once its stream is)."""
+        only complete once its stream is).
+
+        A server that refuses streamed requests (HTTP 400, 422, 500 or 501 with a message
+        that speaks of streaming, as older llama.cpp servers answer a streamed request with
+        tools: "Cannot use tools with stream") is asked again for a whole reply at once, and
+        from then on this client asks it for whole replies only; the refused attempt counts
+        as a retry."""
         req = self._request(messages, tools, stop, temperature, max_tokens, model)
-        req["stream"] = True
-        req["stream_options"] = {"include_usage": True}
-        return self._do(req, watch or (lambda: lambda piece: False))
+        watch = watch or (lambda: lambda piece: False)
+        if not self._whole_only:
+            try:
+                return self._do(dict(req, stream=True, stream_options={"include_usage": True}), watch)
+            except APIError as e:
+                if not _stream_refused(e):
+                    raise
+                self._whole_only = True
+            out = self._do(req, watch)
+            out["retries"] += 1
+            return out
+        return self._do(req, watch)
 
     def _request(self, messages, tools, stop, temperature, max_tokens, model) -> dict:
         self.check()
@@ -193,6 +214,8 @@ class ChatClient:
         return req
 
     def _do(self, req: dict, watch) -> dict:
+        """Sends req (with watch: a streamed attempt each time, see chat_stream), retrying
+        what may pass."""
         body = json.dumps(req).encode()
         deadline = time.monotonic() + self.retry_time
         wait = self.backoff
@@ -205,7 +228,8 @@ class ChatClient:
             except ModelError as e:
                 e.attempts = attempt
                 ra = getattr(e, "retry_after", None)
-                if not e.retryable() or self.retries < 0 or attempt > self.retries:
+                if (not e.retryable() or req.get("stream") and _stream_refused(e) or self.retries < 0
+                        or attempt > self.retries):
                     raise
                 d = ra if ra is not None else wait / 2 + random.uniform(0, wait / 2)
                 if time.monotonic() + d > deadline:

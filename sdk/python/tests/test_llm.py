@@ -563,6 +563,23 @@ class LLMTest(unittest.TestCase):
         self.assertEqual(a.decide(OBS).params, {"target_name": "T"})
         self.assertEqual(len(self.srv.requests), 1)
 
+    def test_server_refuses_streaming(self):
+        """An older llama.cpp server answers a streamed request with tools with HTTP 500
+        "Cannot use tools with stream": asked again at once for a whole reply, and for whole
+        replies from then on."""
+        refusal = (500, {}, {"error": {"code": 500, "message": "Cannot use tools with stream", "type": "server_error"}}, 0)
+        a = self.agent([refusal, tool_reply(("query_world", "{}")), tool_reply(("collect", '{"target_name": "T"}'))])
+        self.assertEqual(a.decide(OBS).tool, "collect")
+        bodies = [r["body"] for r in self.srv.requests]
+        self.assertEqual([b.get("stream", False) for b in bodies], [True, False, False])
+        self.assertNotIn("stream_options", bodies[1])
+        self.assertEqual(bodies[0]["messages"], bodies[1]["messages"])
+        self.assertEqual(a.usage["retries"], 1)
+        # A 500 that does not speak of streaming is retried as before.
+        a = self.agent([(500, {}, {"error": {"message": "out of memory"}}, 0), tool_reply(("collect", '{"target_name": "T"}'))])
+        self.assertEqual(a.decide(OBS).tool, "collect")
+        self.assertEqual([r["body"].get("stream", False) for r in self.srv.requests], [True, True])
+
     def test_tokens_estimated(self):
         """A stream closed at its first tag never gets the server's usage: its tokens are
         estimated (4 characters a token, at least one a chunk) and labelled so."""
