@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -87,7 +88,11 @@ func TestServeWithLLMBots(t *testing.T) {
 // it took.
 func arenaProcess(t *testing.T, args ...string) (int, string, time.Duration) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run", "^$")
+	// A command that does not stop is killed after a minute (the caller's
+	// checks of its time and its output then fail).
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run", "^$")
 	cmd.Env = append(os.Environ(), "ARENA_TEST_MAIN="+strings.Join(args, "\n"))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -145,6 +150,33 @@ func TestRunStopsOnFatalModelErrors(t *testing.T) {
 		require.Less(t, took, 30*time.Second)
 	}
 	require.EqualValues(t, 1, calls.Load(), "a 401 is not retried and the run stops at the first")
+}
+
+// TestServeStopsOnFatalModelErrors: `arena serve --agent llm` with its bot
+// slots played by the model stops at once on a 401 or a refused port, with
+// a non-zero exit and one line naming the URL and the failure; no bot calls
+// the model again.
+func TestServeStopsOnFatalModelErrors(t *testing.T) {
+	srv, calls := scriptedModel(t, 401, 401, 401, 401)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	refused := "http://" + l.Addr().String() + "/v1"
+	l.Close()
+	for _, c := range []struct{ url, want string }{
+		{srv.URL + "/v1", "arena: model server " + srv.URL + "/v1/chat/completions: HTTP 401 Unauthorized: scripted failure\n"},
+		{refused, "arena: model server " + refused + "/chat/completions: dial tcp " + l.Addr().String() + ": connect: connection refused\n"},
+	} {
+		dir := t.TempDir()
+		// Every slot is a bot, so the episode starts at once; a server that
+		// played on would take far longer than a minute.
+		code, stderr, took := arenaProcess(t, "serve", "--scenario", "foraging", "--agents", "2", "--bots", "2", "--ticks", "100000",
+			"--listen", "unix:"+filepath.Join(dir, "a.sock"), "--out", dir, "--agent", "llm", "--model", "m", "--base-url", c.url)
+		require.NotZero(t, code, stderr)
+		require.True(t, strings.HasSuffix(stderr, c.want), "stderr:\n%s\nwant the last line %q", stderr, c.want)
+		require.Less(t, took, 30*time.Second)
+	}
+	n := calls.Load()
+	require.True(t, n >= 1 && n <= 2, "%d calls: each of the 2 bots calls at most once, with no retry", n)
 }
 
 // TestRunRetriesThenCompletes: two 503s, then answers: the run completes,

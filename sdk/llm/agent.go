@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/arena-sim/arena/engine"
 	"github.com/arena-sim/arena/sdk"
@@ -69,8 +70,8 @@ type Options struct {
 	MaxMemory   int
 	Temperature *float64
 	MaxTokens   int
-	// NoStream turns off streaming in XML mode; the whole reply is read and
-	// the text after the first tool tag is dropped (never executed or shown
+	// NoStream turns off streaming: whole replies are read. In XML mode the
+	// text after the first tool tag is then dropped (never executed or shown
 	// to the model).
 	NoStream bool
 	// OnFatal is called once when the model server fails in a way that no
@@ -90,7 +91,9 @@ type Agent struct {
 	history []string
 	tw      *transcript
 	usage   engine.Usage
-	fatal   error
+	// estimated: some of usage's tokens are estimates.
+	estimated bool
+	fatal     error
 }
 
 type memo struct {
@@ -174,6 +177,16 @@ func (a *Agent) Usage() engine.Usage {
 	return a.usage
 }
 
+// TokensEstimated says whether some of Usage's tokens are estimates: a
+// call's tokens are estimated (about 4 characters a token, at least one a
+// streamed chunk) when the server reported none, as for a stream the agent
+// closed at a tool tag, before the server's last event.
+func (a *Agent) TokensEstimated() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.estimated
+}
+
 // Err is the fatal error that stopped the agent calling its model, or nil.
 func (a *Agent) Err() error {
 	a.mu.Lock()
@@ -200,15 +213,16 @@ func Fatal(err error) bool {
 	return true
 }
 
-// chat makes one model call, streaming when onText is not nil and the model
-// can, and accounts for it.
-func (a *Agent) chat(ctx context.Context, t *turn, req ChatRequest, onText func(string) bool) (*ChatResponse, error) {
+// chat makes one model call, streaming unless NoStream is set or the model
+// cannot (watch, when not nil, watches each attempt's text: see Streamer),
+// and accounts for it.
+func (a *Agent) chat(ctx context.Context, t *turn, req ChatRequest, watch func() func(string) bool) (*ChatResponse, error) {
 	req.Temperature, req.MaxTokens = a.opt.Temperature, a.opt.MaxTokens
 	start := time.Now()
 	var resp *ChatResponse
 	var err error
-	if s, ok := a.opt.Model.(Streamer); ok && onText != nil && !a.opt.NoStream {
-		resp, err = s.ChatStream(ctx, req, onText)
+	if s, ok := a.opt.Model.(Streamer); ok && !a.opt.NoStream {
+		resp, err = s.ChatStream(ctx, req, watch)
 	} else {
 		resp, err = a.opt.Model.Chat(ctx, req)
 	}
@@ -222,13 +236,14 @@ func (a *Agent) chat(ctx context.Context, t *turn, req ChatRequest, onText func(
 	t.Usage.ModelCalls++
 	t.Usage.LatencyMS += elapsed.Milliseconds()
 	if resp != nil {
-		out := resp.Usage.CompletionTokens
-		if out == 0 {
-			out = resp.Chunks
+		in, out := resp.Usage.PromptTokens, resp.Usage.CompletionTokens
+		if in == 0 && out == 0 {
+			in, out = estimateTokens(req, resp)
+			a.estimated, t.TokensEstimated = true, true
 		}
 		for _, u := range []*engine.Usage{&a.usage, &t.Usage} {
 			u.Retries += resp.Retries
-			u.TokensIn += resp.Usage.PromptTokens
+			u.TokensIn += in
 			u.TokensOut += out
 		}
 	}
@@ -243,6 +258,36 @@ func (a *Agent) chat(ctx context.Context, t *turn, req ChatRequest, onText func(
 	return resp, err
 }
 
+// estimateTokens estimates a call's tokens when the server reported none
+// (a stream the agent closed early never gets to its usage event; some
+// servers send none): a token for every 4 characters of the request's
+// messages and tools, and of the reply's text and tool calls, and at least
+// one for every streamed chunk of the reply.
+func estimateTokens(req ChatRequest, resp *ChatResponse) (in, out int) {
+	tokens := func(n int) int { return (n + 3) / 4 }
+	chars := 0
+	for _, m := range req.Messages {
+		chars += utf8.RuneCountInString(m.Content)
+		for _, tc := range m.ToolCalls {
+			chars += utf8.RuneCountInString(tc.Function.Name) + utf8.RuneCountInString(tc.Function.Arguments)
+		}
+	}
+	if len(req.Tools) > 0 {
+		b, _ := json.Marshal(req.Tools)
+		chars += utf8.RuneCount(b)
+	}
+	in = tokens(chars)
+	if len(resp.Choices) == 0 {
+		return in, resp.Chunks
+	}
+	m := resp.Choices[0].Message
+	chars = utf8.RuneCountInString(m.Content)
+	for _, tc := range m.ToolCalls {
+		chars += utf8.RuneCountInString(tc.Function.Name) + utf8.RuneCountInString(tc.Function.Arguments)
+	}
+	return in, max(tokens(chars), resp.Chunks)
+}
+
 // turn is one Decide's record, for the transcript.
 type turn struct {
 	Agent     string       `json:"agent"`
@@ -252,7 +297,10 @@ type turn struct {
 	ToolCalls int          `json:"tool_calls"`
 	Decision  sdk.Decision `json:"decision"`
 	Usage     engine.Usage `json:"usage"`
-	Error     string       `json:"error,omitempty"`
+	// TokensEstimated says that some of Usage's tokens are estimates
+	// (estimateTokens): the server reported no usage for a call.
+	TokensEstimated bool   `json:"tokens_estimated,omitempty"`
+	Error           string `json:"error,omitempty"`
 }
 
 // Decide implements sdk.Agent: one turn of the tool loop.
@@ -395,7 +443,10 @@ func cutNote(what string) string {
 
 // toolLoop is the function-calling loop (seed 003's): each tool call is run
 // and answered with a tool message, until the model calls an action tool,
-// calls none, or reaches the tool call limit.
+// calls none, or reaches the tool call limit. Replies are streamed where the
+// server streams; their tool calls run only once the stream has ended, whole
+// (a stream that breaks is asked for again, see ChatStream), and not at all
+// when the reply was cut by the token limit.
 func (a *Agent) toolLoop(ctx context.Context, t *turn) (sdk.Decision, error) {
 	fns := a.functions()
 	for {
@@ -537,8 +588,8 @@ func (w *tagWatcher) onText(delta string) bool {
 func (a *Agent) xmlLoop(ctx context.Context, t *turn) (sdk.Decision, error) {
 	var reasoning strings.Builder
 	for {
-		w := &tagWatcher{p: a.parser}
-		resp, err := a.chat(ctx, t, ChatRequest{Messages: t.Messages}, w.onText)
+		watch := func() func(string) bool { return (&tagWatcher{p: a.parser}).onText }
+		resp, err := a.chat(ctx, t, ChatRequest{Messages: t.Messages}, watch)
 		if err != nil {
 			return sdk.Decision{}, err
 		}

@@ -29,6 +29,13 @@ type recorded struct {
 	Stream  []string `json:"stream"`
 	ChunkMS int      `json:"chunk_ms"`
 	Finish  string   `json:"finish"`
+	// Events, when set, are sent as they are, one server-sent event each
+	// (ChunkMS apart), then [DONE].
+	Events []json.RawMessage `json:"events"`
+	// Break drops the connection after the Stream's chunks or the Events,
+	// before any finish_reason or [DONE]: the stream breaks. Without them,
+	// halfway through the Body.
+	Break bool `json:"break"`
 }
 
 // fakeServer is an OpenAI-compatible server replaying testdata/NAME.json,
@@ -88,11 +95,17 @@ func newScripted(t *testing.T, replies ...recorded) *fakeServer {
 		for k, v := range rep.Headers {
 			w.Header().Set(k, v)
 		}
-		if rep.Stream != nil {
+		if rep.Stream != nil || rep.Events != nil {
 			f.stream(w, r, rep)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
+		if rep.Break {
+			w.Header().Set("Content-Length", fmt.Sprint(len(rep.Body)))
+			w.WriteHeader(rep.Status)
+			w.Write(rep.Body[:len(rep.Body)/2])
+			panic(http.ErrAbortHandler)
+		}
 		w.WriteHeader(rep.Status)
 		w.Write(rep.Body)
 	}))
@@ -112,7 +125,12 @@ func (f *fakeServer) stream(w http.ResponseWriter, r *http.Request, rep recorded
 		f.sent = append(f.sent, n)
 		f.mu.Unlock()
 	}()
+	events := rep.Events
 	for _, c := range rep.Stream {
+		b, _ := json.Marshal(map[string]any{"id": "s", "choices": []any{map[string]any{"index": 0, "delta": map[string]any{"content": c}, "finish_reason": nil}}})
+		events = append(events, b)
+	}
+	for _, e := range events {
 		if rep.ChunkMS > 0 {
 			select {
 			case <-time.After(time.Duration(rep.ChunkMS) * time.Millisecond):
@@ -123,18 +141,23 @@ func (f *fakeServer) stream(w http.ResponseWriter, r *http.Request, rep recorded
 		if r.Context().Err() != nil {
 			return
 		}
-		b, _ := json.Marshal(map[string]any{"id": "s", "choices": []any{map[string]any{"index": 0, "delta": map[string]any{"content": c}, "finish_reason": nil}}})
-		fmt.Fprintf(w, "data: %s\n\n", b)
+		fmt.Fprintf(w, "data: %s\n\n", e)
 		fl.Flush()
 		n++
 	}
-	fin := rep.Finish
-	if fin == "" {
-		fin = "stop"
+	if rep.Break {
+		panic(http.ErrAbortHandler) // drops the connection mid-body
 	}
-	b, _ := json.Marshal(map[string]any{"id": "s", "choices": []any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": fin}},
-		"usage": map[string]any{"prompt_tokens": 100, "completion_tokens": len(rep.Stream)}})
-	fmt.Fprintf(w, "data: %s\n\ndata: [DONE]\n\n", b)
+	if rep.Events == nil {
+		fin := rep.Finish
+		if fin == "" {
+			fin = "stop"
+		}
+		b, _ := json.Marshal(map[string]any{"id": "s", "choices": []any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": fin}},
+			"usage": map[string]any{"prompt_tokens": 100, "completion_tokens": len(rep.Stream)}})
+		fmt.Fprintf(w, "data: %s\n\n", b)
+	}
+	fmt.Fprint(w, "data: [DONE]\n\n")
 	fl.Flush()
 }
 
@@ -192,7 +215,8 @@ func TestToolLoopQueryThenAction(t *testing.T) {
 	if len(q.calls) != 1 || q.calls[0] != "get_role_details" {
 		t.Fatalf("queries %v", q.calls)
 	}
-	if len(f.requests) != 2 || len(f.requests[0].Tools) != 4 || f.requests[0].Model != "fake" || f.auth[0] != "Bearer k" {
+	// The requests ask for a stream; the server answered with JSON bodies.
+	if len(f.requests) != 2 || len(f.requests[0].Tools) != 4 || f.requests[0].Model != "fake" || f.auth[0] != "Bearer k" || !f.requests[0].Stream {
 		t.Fatalf("requests %+v", f.requests)
 	}
 	// The second request carries the call and its result.

@@ -15,6 +15,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -78,13 +79,15 @@ type ChatResponse struct {
 	Model   string   `json:"model"`
 	Choices []Choice `json:"choices"`
 	Usage   Usage    `json:"usage"`
-	// Retries is how many failed attempts came before this answer.
+	// Retries is how many failed attempts came before this answer (a
+	// stream that broke and was asked for again included).
 	Retries int `json:"-"`
 	// Interrupted is set when ChatStream stopped reading the stream early;
 	// FinishReason is then "interrupted".
 	Interrupted bool `json:"-"`
-	// Chunks is the number of streamed content chunks (about one token
-	// each), for servers that report no usage.
+	// Chunks is the number of streamed chunks that carried text or a piece
+	// of a tool call (one token or more each), for estimating the tokens
+	// out when the server reports no usage.
 	Chunks int `json:"-"`
 }
 
@@ -93,12 +96,14 @@ type Chatter interface {
 	Chat(ctx context.Context, req ChatRequest) (*ChatResponse, error)
 }
 
-// Streamer is a Chatter that can stream: onText gets the reply's text as it
-// arrives, piece by piece, and returns true to stop reading (the stream is
-// closed at once). Servers that do not stream answer as Chat does, and
-// onText gets the whole text in one piece.
+// Streamer is a Chatter that can stream. watch, when not nil, is called at
+// the start of each attempt (a stream that breaks is asked for again, from
+// the start) and returns the function that gets that attempt's text as it
+// arrives, piece by piece; it returns true to stop reading (the stream is
+// closed at once). Servers that do not stream answer as Chat does, and the
+// text comes in one piece.
 type Streamer interface {
-	ChatStream(ctx context.Context, req ChatRequest, onText func(delta string) (stop bool)) (*ChatResponse, error)
+	ChatStream(ctx context.Context, req ChatRequest, watch func() (onText func(delta string) (stop bool))) (*ChatResponse, error)
 }
 
 // ClientOptions configure a Client. Empty fields take the environment's
@@ -112,8 +117,9 @@ type ClientOptions struct {
 	Model   string // [$ARENA_MODEL]
 	// Timeout bounds each HTTP call [60s]; a call that times out is retried.
 	Timeout time.Duration
-	// Retries is how many times a call that failed with 429, 5xx, a time-out
-	// or a dropped connection is tried again [4]; negative: never.
+	// Retries is how many times a call that failed with 429, 5xx, a time-out,
+	// a dropped connection or a stream that broke before its end is tried
+	// again [4]; negative: never.
 	Retries int
 	// Backoff is the base wait before the first retry, doubled each time up
 	// to 30 s, with full jitter (a random wait between half and all of it)
@@ -139,6 +145,10 @@ type ClientOptions struct {
 type Client struct {
 	opt ClientOptions
 	url string // BaseURL/chat/completions
+	// wholeOnly is set once the server has refused a streamed request
+	// (older llama.cpp servers: "Cannot use tools with stream"): ChatStream
+	// then asks for whole replies.
+	wholeOnly atomic.Bool
 }
 
 // NewClient returns a client, taking what opt leaves empty from the
@@ -262,22 +272,62 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (*ChatResponse, erro
 	return c.do(ctx, req, nil)
 }
 
-// ChatStream sends one request with "stream": true and reads the server-sent
-// events as they come, giving onText each piece of the reply's text; when
-// onText returns true the stream is closed at once and the response holds
-// the text so far, with Interrupted set. Tool-call deltas are assembled
-// into the message's ToolCalls.
-func (c *Client) ChatStream(ctx context.Context, req ChatRequest, onText func(string) bool) (*ChatResponse, error) {
-	req.Stream, req.StreamOptions = true, &streamOptions{IncludeUsage: true}
-	if onText == nil {
-		onText = func(string) bool { return false }
+// ChatStream sends one request with "stream": true (and asks for the usage
+// in the last event) and reads the server-sent events as they come.
+// Content deltas go to the attempt's onText (see Streamer); when it returns
+// true the stream is closed at once and the response holds the text so far,
+// with Interrupted set. Tool-call deltas are assembled, by index, into the
+// message's ToolCalls. A server that ignores "stream" and answers with a
+// JSON body is read as Chat reads it.
+//
+// A stream that breaks before its end (no finish_reason and no [DONE]: a
+// dropped connection, a time-out) is asked for again from the start, within
+// the same retry budget as any failed call. Nothing of a broken attempt is
+// kept; the caller has run nothing of it either, since a reply's tool calls
+// are only complete once its stream is.
+//
+// A server that refuses streamed requests (HTTP 400, 422, 500 or 501 with a
+// message that speaks of streaming, as older llama.cpp servers answer a
+// streamed request with tools: "Cannot use tools with stream") is asked
+// again for a whole reply at once, and from then on this client asks it for
+// whole replies only; the refused attempt counts as a retry.
+func (c *Client) ChatStream(ctx context.Context, req ChatRequest, watch func() func(string) bool) (*ChatResponse, error) {
+	if watch == nil {
+		watch = func() func(string) bool { return func(string) bool { return false } }
 	}
-	return c.do(ctx, req, onText)
+	refused := false
+	if !c.wholeOnly.Load() {
+		req.Stream, req.StreamOptions = true, &streamOptions{IncludeUsage: true}
+		resp, err := c.do(ctx, req, watch)
+		if !streamRefused(err) {
+			return resp, err
+		}
+		c.wholeOnly.Store(true)
+		refused = true
+	}
+	req.Stream, req.StreamOptions = false, nil
+	resp, err := c.do(ctx, req, watch)
+	if resp != nil && refused {
+		resp.Retries++
+	}
+	return resp, err
 }
 
-// do sends a request, retrying what may pass. A stream is retried only
-// while nothing of it has reached onText.
-func (c *Client) do(ctx context.Context, req ChatRequest, onText func(string) bool) (*ChatResponse, error) {
+// streamRefused says whether err is a server's refusal to stream.
+func streamRefused(err error) bool {
+	var ae *APIError
+	if !errors.As(err, &ae) {
+		return false
+	}
+	switch ae.Status {
+	case 400, 422, 500, 501:
+		return strings.Contains(strings.ToLower(ae.Message), "stream")
+	}
+	return false
+}
+
+// do sends a request, retrying what may pass.
+func (c *Client) do(ctx context.Context, req ChatRequest, watch func() func(string) bool) (*ChatResponse, error) {
 	if err := c.Check(); err != nil {
 		return nil, err
 	}
@@ -291,8 +341,11 @@ func (c *Client) do(ctx context.Context, req ChatRequest, onText func(string) bo
 	deadline := time.Now().Add(c.opt.RetryTime)
 	wait := c.opt.Backoff
 	for attempt := 1; ; attempt++ {
-		started := false
-		resp, retryAfter, err := c.once(ctx, body, onText, &started)
+		var onText func(string) bool
+		if watch != nil {
+			onText = watch()
+		}
+		resp, retryAfter, err := c.once(ctx, body, onText)
 		if err == nil {
 			resp.Retries = attempt - 1
 			return resp, nil
@@ -301,7 +354,7 @@ func (c *Client) do(ctx context.Context, req ChatRequest, onText func(string) bo
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("%w (%v)", err, ctx.Err())
 		}
-		if started || !retryable(err) || c.opt.Retries < 0 || attempt > c.opt.Retries {
+		if !retryable(err) || req.Stream && streamRefused(err) || c.opt.Retries < 0 || attempt > c.opt.Retries {
 			return nil, err
 		}
 		// Full jitter over the upper half: between wait/2 and wait.
@@ -348,7 +401,8 @@ func parseRetryAfter(h string) time.Duration {
 	return 0
 }
 
-func (c *Client) once(ctx context.Context, body []byte, onText func(string) bool, started *bool) (*ChatResponse, time.Duration, error) {
+// once makes one attempt; a streamed one when onText is not nil.
+func (c *Client) once(ctx context.Context, body []byte, onText func(string) bool) (*ChatResponse, time.Duration, error) {
 	cctx, cancel := context.WithTimeout(ctx, c.opt.Timeout)
 	defer cancel()
 	connErr := func(err error) error {
@@ -398,7 +452,7 @@ func (c *Client) once(ctx context.Context, body []byte, onText func(string) bool
 		return nil, parseRetryAfter(hresp.Header.Get("Retry-After")), &APIError{URL: c.url, Status: hresp.StatusCode, Message: msg}
 	}
 	if onText != nil && strings.HasPrefix(hresp.Header.Get("Content-Type"), "text/event-stream") {
-		resp, err := readStream(hresp.Body, onText, started)
+		resp, err := readStream(hresp.Body, onText)
 		if err != nil {
 			return nil, 0, connErr(err)
 		}
@@ -416,7 +470,6 @@ func (c *Client) once(ctx context.Context, body []byte, onText func(string) bool
 		return nil, 0, fmt.Errorf("model server %s: the response has no choices", c.url)
 	}
 	if onText != nil {
-		*started = true
 		if onText(out.Choices[0].Message.Content) {
 			out.Interrupted = true
 		}
@@ -432,7 +485,7 @@ type chunk struct {
 		Delta struct {
 			Content   string `json:"content"`
 			ToolCalls []struct {
-				Index    int    `json:"index"`
+				Index    *int   `json:"index"`
 				ID       string `json:"id"`
 				Type     string `json:"type"`
 				Function struct {
@@ -446,15 +499,24 @@ type chunk struct {
 	Usage *Usage `json:"usage"`
 }
 
-// readStream reads "data: {...}" events up to "data: [DONE]" (or the end of
-// the body), or until onText asks to stop.
-func readStream(r io.Reader, onText func(string) bool, started *bool) (*ChatResponse, error) {
+// errStreamCut is a stream that ended before its finish_reason or [DONE].
+var errStreamCut = fmt.Errorf("the stream ended before the reply did: %w", io.ErrUnexpectedEOF)
+
+// readStream reads "data: {...}" events up to "data: [DONE]", or until
+// onText asks to stop. A stream whose body ends (or fails) before either a
+// finish_reason or [DONE] has arrived is an error: it broke.
+//
+// Tool-call deltas are keyed by their index: the first delta of a call
+// brings its id and name, the next ones pieces of its arguments. A delta
+// without an index (some servers) continues the last call, or starts a new
+// one when it brings an id of its own.
+func readStream(r io.Reader, onText func(string) bool) (*ChatResponse, error) {
 	out := &ChatResponse{Choices: []Choice{{Message: Message{Role: "assistant"}}}}
 	ch := &out.Choices[0]
 	var text strings.Builder
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 8<<20)
-	done := false
+	done, finished := false, false
 	for !done && sc.Scan() {
 		line := sc.Bytes()
 		if !bytes.HasPrefix(line, []byte("data:")) {
@@ -462,6 +524,7 @@ func readStream(r io.Reader, onText func(string) bool, started *bool) (*ChatResp
 		}
 		data := bytes.TrimSpace(line[5:])
 		if bytes.Equal(data, []byte("[DONE]")) {
+			finished = true
 			break
 		}
 		var c chunk
@@ -478,25 +541,35 @@ func readStream(r io.Reader, onText func(string) bool, started *bool) (*ChatResp
 			out.Usage = *c.Usage
 		}
 		for _, cc := range c.Choices {
+			calls := &ch.Message.ToolCalls
 			for _, tc := range cc.Delta.ToolCalls {
-				for len(ch.Message.ToolCalls) <= tc.Index {
-					ch.Message.ToolCalls = append(ch.Message.ToolCalls, ToolCall{Type: "function"})
+				i := len(*calls) - 1
+				switch {
+				case tc.Index != nil:
+					i = *tc.Index
+				case i < 0 || tc.ID != "" && (*calls)[i].ID != "" && (*calls)[i].ID != tc.ID:
+					i = len(*calls)
 				}
-				t := &ch.Message.ToolCalls[tc.Index]
+				if i < 0 || i > len(*calls) {
+					return nil, fmt.Errorf("decode stream event: tool call index %d after %d calls", i, len(*calls))
+				}
+				if i == len(*calls) {
+					*calls = append(*calls, ToolCall{Type: "function"})
+				}
+				t := &(*calls)[i]
 				if tc.ID != "" {
 					t.ID = tc.ID
 				}
 				t.Function.Name += tc.Function.Name
 				t.Function.Arguments += tc.Function.Arguments
-				*started = true
+				out.Chunks++
 			}
 			if cc.FinishReason != nil && *cc.FinishReason != "" {
-				ch.FinishReason = *cc.FinishReason
+				ch.FinishReason, finished = *cc.FinishReason, true
 			}
 			if cc.Delta.Content == "" {
 				continue
 			}
-			*started = true
 			out.Chunks++
 			text.WriteString(cc.Delta.Content)
 			if onText(cc.Delta.Content) {
@@ -505,9 +578,13 @@ func readStream(r io.Reader, onText func(string) bool, started *bool) (*ChatResp
 			}
 		}
 	}
-	if err := sc.Err(); err != nil && !done {
-		return nil, fmt.Errorf("read stream: %w", err)
-	}
 	ch.Message.Content = text.String()
-	return out, nil
+	switch err := sc.Err(); {
+	case done, finished:
+		return out, nil
+	case err != nil:
+		return nil, fmt.Errorf("read stream: %w (%w)", err, errStreamCut)
+	default:
+		return nil, errStreamCut
+	}
 }

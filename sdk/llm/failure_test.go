@@ -79,6 +79,7 @@ func TestRetriesThenSuccess(t *testing.T) {
 	require.Equal(t, 2, u.Retries)
 	require.Equal(t, 120, u.TokensIn)
 	require.Equal(t, 7, u.TokensOut)
+	require.False(t, a.TokensEstimated(), "the server reported its usage")
 }
 
 // TestRetriesBounded: retries stop after Retries attempts, or when the next

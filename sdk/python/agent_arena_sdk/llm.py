@@ -12,7 +12,9 @@ without function calling use XML tool tags instead (``xml=True``).
 
 from __future__ import annotations
 
+import http.client
 import json
+import math
 import os
 import random
 import re
@@ -104,6 +106,14 @@ def is_fatal(err: BaseException) -> bool:
     return isinstance(err, ModelError)
 
 
+_STREAM_CUT = "the stream ended before the reply did"
+
+
+def _stream_refused(e: ModelError) -> bool:
+    """Whether e is a server's refusal to stream."""
+    return isinstance(e, APIError) and e.status in (400, 422, 500, 501) and "stream" in e.message.lower()
+
+
 def _retry_after(h) -> float | None:
     if not h:
         return None
@@ -127,8 +137,9 @@ class ChatClient:
     connection or an unknown host raise at once; 408, 429, 5xx, time-outs (``timeout``
     seconds per call) and dropped connections are tried ``retries`` more times with
     exponential backoff from ``backoff`` seconds (doubled, at most 30, with jitter) or
-    what Retry-After says, within ``retry_time`` seconds in all. Errors are
-    :class:`APIError` or :class:`ConnError`, naming the URL.
+    what Retry-After says, within ``retry_time`` seconds in all; so is a stream that
+    broke before its end. Errors are :class:`APIError` or :class:`ConnError`, naming
+    the URL.
     """
 
     def __init__(self, model: str | None = None, base_url: str | None = None, api_key: str | None = None,
@@ -141,6 +152,7 @@ class ChatClient:
         self.backoff = backoff if backoff > 0 else 0.5
         self.retry_time = retry_time if retry_time > 0 else 120.0
         self.url = self.base_url + "/chat/completions"
+        self._whole_only = False  # the server refused a streamed request: whole replies only
 
     def check(self):
         """Raises ConnError for a base URL that cannot work."""
@@ -149,12 +161,46 @@ class ChatClient:
             raise ConnError(self.base_url, "not a valid base URL; write http(s)://HOST:PORT/v1", False)
 
     def chat(self, messages: list, tools: list | None = None, stop: list | None = None,
-             temperature: float | None = None, max_tokens: int | None = None, model: str | None = None,
-             on_text: Callable[[str], bool] | None = None) -> dict:
-        """One chat completion; returns the response (a dict with ``choices``; ``retries``
-        counts failed attempts before it). With ``on_text`` the reply is streamed
-        (``"stream": true``): each piece of text goes to ``on_text``, and when it returns
-        True the stream is closed at once (``interrupted`` is then True)."""
+             temperature: float | None = None, max_tokens: int | None = None, model: str | None = None) -> dict:
+        """One chat completion, read whole; returns the response (a dict with ``choices``;
+        ``retries`` counts failed attempts before it)."""
+        return self._do(self._request(messages, tools, stop, temperature, max_tokens, model), None)
+
+    def chat_stream(self, messages: list, tools: list | None = None, stop: list | None = None,
+                    temperature: float | None = None, max_tokens: int | None = None, model: str | None = None,
+                    watch: Callable[[], Callable[[str], bool]] | None = None) -> dict:
+        """One chat completion, streamed (``"stream": true``, with the usage asked for in
+        the last event), as Go's ``Client.ChatStream``. ``watch``, when given, is called at
+        the start of each attempt and returns the function that gets that attempt's text,
+        piece by piece; when it returns True the stream is closed at once (``interrupted``
+        is then True). Tool-call deltas are assembled by index. A server that ignores
+        ``stream`` and answers with JSON is read as :meth:`chat` reads it.
+
+        A stream that breaks before its end (no finish_reason and no ``[DONE]``) is asked
+        for again from the start, within the same retry budget as any failed call; nothing
+        of the broken attempt is kept (nor was anything of it run: a reply's tool calls are
+        only complete once its stream is).
+
+        A server that refuses streamed requests (HTTP 400, 422, 500 or 501 with a message
+        that speaks of streaming, as older llama.cpp servers answer a streamed request with
+        tools: "Cannot use tools with stream") is asked again for a whole reply at once, and
+        from then on this client asks it for whole replies only; the refused attempt counts
+        as a retry."""
+        req = self._request(messages, tools, stop, temperature, max_tokens, model)
+        watch = watch or (lambda: lambda piece: False)
+        if not self._whole_only:
+            try:
+                return self._do(dict(req, stream=True, stream_options={"include_usage": True}), watch)
+            except APIError as e:
+                if not _stream_refused(e):
+                    raise
+                self._whole_only = True
+            out = self._do(req, watch)
+            out["retries"] += 1
+            return out
+        return self._do(req, watch)
+
+    def _request(self, messages, tools, stop, temperature, max_tokens, model) -> dict:
         self.check()
         req: dict[str, Any] = {"model": model or self.model, "messages": messages}
         if tools:
@@ -165,23 +211,25 @@ class ChatClient:
             req["temperature"] = temperature
         if max_tokens:
             req["max_tokens"] = max_tokens
-        if on_text is not None:
-            req["stream"] = True
-            req["stream_options"] = {"include_usage": True}
+        return req
+
+    def _do(self, req: dict, watch) -> dict:
+        """Sends req (with watch: a streamed attempt each time, see chat_stream), retrying
+        what may pass."""
         body = json.dumps(req).encode()
         deadline = time.monotonic() + self.retry_time
         wait = self.backoff
         attempt = 1
         while True:
-            started = [False]
             try:
-                out = self._once(body, on_text, started)
+                out = self._once(body, watch() if watch else None)
                 out["retries"] = attempt - 1
                 return out
             except ModelError as e:
                 e.attempts = attempt
                 ra = getattr(e, "retry_after", None)
-                if started[0] or not e.retryable() or self.retries < 0 or attempt > self.retries:
+                if (not e.retryable() or req.get("stream") and _stream_refused(e) or self.retries < 0
+                        or attempt > self.retries):
                     raise
                 d = ra if ra is not None else wait / 2 + random.uniform(0, wait / 2)
                 if time.monotonic() + d > deadline:
@@ -191,7 +239,8 @@ class ChatClient:
             wait = min(wait * 2, 30.0)
             attempt += 1
 
-    def _once(self, body: bytes, on_text, started) -> dict:
+    def _once(self, body: bytes, on_text) -> dict:
+        """One attempt; a streamed one when on_text is not None."""
         headers = {"Content-Type": "application/json"}
         if self.api_key:
             headers["Authorization"] = "Bearer " + self.api_key
@@ -225,10 +274,14 @@ class ChatClient:
         with resp:
             try:
                 if on_text is not None and resp.headers.get("Content-Type", "").startswith("text/event-stream"):
-                    return self._read_stream(resp, on_text, started)
+                    return self._read_stream(resp, on_text)
                 data = resp.read(32 << 20)
+                if resp.length and len(data) < 32 << 20:  # short of its Content-Length
+                    raise http.client.IncompleteRead(data, resp.length)
             except (TimeoutError, socket.timeout, OSError) as e:
                 raise self._conn_error(e) from None
+            except http.client.HTTPException as e:  # IncompleteRead: the connection dropped mid-body
+                raise ConnError(self.url, f"read response: {e!r}", True) from None
         try:
             out = json.loads(data)
         except ValueError as e:
@@ -236,7 +289,6 @@ class ChatClient:
         if not isinstance(out, dict) or not out.get("choices"):
             raise ConnError(self.url, "the response has no choices", False)
         if on_text is not None:
-            started[0] = True
             out["interrupted"] = bool(on_text((out["choices"][0].get("message") or {}).get("content") or ""))
         return out
 
@@ -249,35 +301,49 @@ class ChatClient:
             return ConnError(self.url, f"unknown host: {reason}", False)
         return ConnError(self.url, str(reason), True)
 
-    @staticmethod
-    def _read_stream(resp, on_text, started) -> dict:
-        text, calls, finish, usage, chunks, interrupted = [], [], None, {}, 0, False
+    def _read_stream(self, resp, on_text) -> dict:
+        """Reads "data: {...}" events up to "data: [DONE]", or until on_text asks to stop.
+        A body that ends before a finish_reason or [DONE] has arrived broke: ConnError,
+        retried. Tool-call deltas are keyed by index; one without an index continues the
+        last call, or starts a new one when it brings an id of its own."""
+        text, calls, finish, usage, chunks = [], [], None, {}, 0
+        interrupted = finished = False
         for raw in resp:
             line = raw.decode("utf-8", "replace").strip()
             if not line.startswith("data:"):
                 continue
             data = line[5:].strip()
             if data == "[DONE]":
+                finished = True
                 break
-            ev = json.loads(data)
+            try:
+                ev = json.loads(data)
+            except ValueError as e:
+                raise ConnError(self.url, f"decode stream event: {e}", False) from None
             if ev.get("usage"):
                 usage = ev["usage"]
             for ch in ev.get("choices") or []:
                 delta = ch.get("delta") or {}
                 for tc in delta.get("tool_calls") or []:
-                    i = tc.get("index", 0)
-                    while len(calls) <= i:
+                    i = tc.get("index")
+                    if i is None:
+                        i = len(calls) - 1
+                        if i < 0 or (tc.get("id") and calls[i]["id"] and calls[i]["id"] != tc["id"]):
+                            i = len(calls)
+                    if not isinstance(i, int) or i < 0 or i > len(calls):
+                        raise ConnError(self.url, f"decode stream event: tool call index {i} after {len(calls)} calls",
+                                        False)
+                    if i == len(calls):
                         calls.append({"id": "", "type": "function", "function": {"name": "", "arguments": ""}})
                     fn = tc.get("function") or {}
                     calls[i]["id"] = tc.get("id") or calls[i]["id"]
                     calls[i]["function"]["name"] += fn.get("name") or ""
                     calls[i]["function"]["arguments"] += fn.get("arguments") or ""
-                    started[0] = True
+                    chunks += 1
                 if ch.get("finish_reason"):
-                    finish = ch["finish_reason"]
+                    finish, finished = ch["finish_reason"], True
                 piece = delta.get("content") or ""
                 if piece:
-                    started[0] = True
                     chunks += 1
                     text.append(piece)
                     if on_text(piece):
@@ -285,6 +351,8 @@ class ChatClient:
                         break
             if interrupted:
                 break
+        if not (interrupted or finished):
+            raise ConnError(self.url, _STREAM_CUT, True)
         msg = {"role": "assistant", "content": "".join(text)}
         if calls:
             msg["tool_calls"] = calls
@@ -379,6 +447,24 @@ class _Call:
         return json.dumps(_ints(body), separators=(",", ":"), ensure_ascii=False, default=str)
 
 
+def _estimate_tokens(messages: list, tools: list | None, resp: dict) -> tuple[int, int]:
+    """A call's tokens when the server reported none (a stream closed at a tool tag never
+    gets to its usage event), as Go's estimateTokens: a token for every 4 characters of
+    the messages and tools sent, and of the reply's text and tool calls, and at least one
+    for every streamed chunk of the reply."""
+    def calls_chars(m):
+        return sum(len((tc.get("function") or {}).get("name") or "") +
+                   len((tc.get("function") or {}).get("arguments") or "") for tc in m.get("tool_calls") or [])
+
+    chars = sum(len(m.get("content") or "") + calls_chars(m) for m in messages)
+    if tools:
+        chars += len(json.dumps(tools, separators=(",", ":"), ensure_ascii=False))
+    choices = resp.get("choices") or [{}]
+    msg = choices[0].get("message") or {}
+    out = math.ceil((len(msg.get("content") or "") + calls_chars(msg)) / 4)
+    return math.ceil(chars / 4), max(out, resp.get("chunks") or 0)
+
+
 def _cut_note(what: str) -> str:
     return (f"Your reply was cut off (the token limit was reached) {what}; nothing was run. "
             "Write the call again, complete, with less text before it.")
@@ -411,17 +497,24 @@ class LLMAgent:
     ``tools`` are the welcome's tool specs (dicts with name, description, parameters,
     query, persistence) [the running client's]; ``query(tool, params) -> dict``
     answers query tools [the running client's]. ``chat`` replaces the HTTP client
-    (anything with ``chat(messages, tools=, stop=, temperature=, max_tokens=)``).
+    (anything with ``chat(messages, tools=, stop=, temperature=, max_tokens=)``, and
+    ``chat_stream(..., watch=)`` to stream). ``scenario`` is the scenario's description,
+    shown in the system prompt after the introduction (``system``), as Go's
+    ``Options.Scenario``; the welcome names the scenario but does not describe it, so
+    pass it (the scenario file's ``description``, as ``arena scenarios`` lists it).
     ``transcripts`` is a folder where each turn is appended to AGENT.jsonl.
     A model that calls no tool idles with its text as the reasoning; past
     ``tool_call_limit`` tool calls in a turn (failed ones count) the turn ends idle.
 
     A model server that fails for good (:func:`is_fatal`: 401/403/404, a bad URL, a
     refused connection, retries that ran out) makes :meth:`decide` raise the
-    :class:`ModelError`, which stops :func:`agent_arena_sdk.run`. In XML mode replies
-    are streamed and read only up to the first complete tool tag (``stream=False``
-    reads whole replies and drops the text after it). ``usage`` counts model calls,
-    retries, tokens in and out and latency.
+    :class:`ModelError`, which stops :func:`agent_arena_sdk.run`. Replies are streamed
+    (``stream=False`` reads them whole): in XML mode read only up to the first complete
+    tool tag (or, whole, with the text after it dropped); in function-calling mode the
+    tool calls run once the stream has ended. ``usage`` counts model calls, retries,
+    tokens in and out and latency; ``usage["tokens_estimated"]`` is True once some
+    tokens are estimates (a call the server reported no usage for, such as a stream
+    closed at a tool tag: a token for every 4 characters, at least one a chunk).
     """
 
     def __init__(self, model: str | None = None, base_url: str | None = None, api_key: str | None = None, *,
@@ -430,15 +523,17 @@ class LLMAgent:
                  tools: list | None = None, query: Callable[[str, dict], Any] | None = None,
                  chat: Any = None, persistence: Callable[[dict], str] | None = None, max_memory: int = 50,
                  temperature: float | None = None, max_tokens: int | None = None, stream: bool = True,
-                 retry_time: float = 120.0):
+                 retry_time: float = 120.0, scenario: str | None = None):
         self.client = chat or ChatClient(model, base_url, api_key, timeout=timeout, retries=retries, backoff=backoff,
                                          retry_time=retry_time)
         self.stream = stream
-        self.usage = {"model_calls": 0, "retries": 0, "tokens_in": 0, "tokens_out": 0, "latency_ms": 0}
+        self.usage = {"model_calls": 0, "retries": 0, "tokens_in": 0, "tokens_out": 0, "latency_ms": 0,
+                      "tokens_estimated": False}
         self.xml = xml
         self.tool_call_limit = tool_call_limit if tool_call_limit > 0 else 10
         self.transcripts = transcripts
         self.system = system
+        self.scenario = scenario
         self._tools = list(tools) if tools is not None else None
         self._query = query
         self.persistence = persistence or (lambda s: PERMANENT if s.get("persistence") == PERMANENT else TURN_BASED)
@@ -501,7 +596,10 @@ class LLMAgent:
     # -- prompts --
 
     def system_prompt(self, tools: list) -> str:
-        lines = [self.system or DEFAULT_INTRO, "", "## Available Tools"]
+        lines = [self.system or DEFAULT_INTRO, ""]
+        if (self.scenario or "").strip():
+            lines += ["## Scenario", self.scenario.strip(), ""]
+        lines.append("## Available Tools")
         for s in tools:
             kind = "query: answered at once, does not end your turn" if s.get("query") else "action"
             lines.append(f"- **{s.get('name')}** ({kind}): {s.get('description', '')}")
@@ -598,7 +696,7 @@ class LLMAgent:
                 "messages": [{"role": "system", "content": self.system_prompt(tools)},
                              {"role": "user", "content": self.observation_prompt(obs)}],
                 "tool_calls": 0}
-        turn["usage"] = {k: 0 for k in self.usage}
+        turn["usage"] = {k: False if k == "tokens_estimated" else 0 for k in self.usage}
         try:
             d = self._xml_loop(turn, tools) if self.xml else self._tool_loop(turn, tools)
         except Exception as e:
@@ -620,25 +718,35 @@ class LLMAgent:
 
     __call__ = decide
 
-    def _chat(self, turn, **kw) -> dict:
-        """One model call, accounted for; returns the response's first choice (with
-        ``interrupted`` when a stream was closed early)."""
-        if not self.stream:
-            kw.pop("on_text", None)
+    def _chat(self, turn, tools: list | None = None, watch=None) -> dict:
+        """One model call, streamed unless ``stream`` is off or the chat object has no
+        ``chat_stream`` (``watch`` watches each attempt's text, see
+        :meth:`ChatClient.chat_stream`), accounted for; returns the response's first
+        choice (with ``interrupted`` when a stream was closed early)."""
+        kw: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens}
+        if tools:
+            kw["tools"] = tools
         start = time.monotonic()
         try:
-            resp = self.client.chat(turn["messages"], temperature=self.temperature, max_tokens=self.max_tokens, **kw)
+            if self.stream and hasattr(self.client, "chat_stream"):
+                resp = self.client.chat_stream(turn["messages"], watch=watch, **kw)
+            else:
+                resp = self.client.chat(turn["messages"], **kw)
         finally:
             ms = int((time.monotonic() - start) * 1000)
             for u in (self.usage, turn["usage"]):
                 u["model_calls"] += 1
                 u["latency_ms"] += ms
         usage = resp.get("usage") or {}
-        out_tokens = usage.get("completion_tokens") or resp.get("chunks") or 0
+        tin, tout = usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0
+        estimated = not tin and not tout
+        if estimated:
+            tin, tout = _estimate_tokens(turn["messages"], tools, resp)
         for u in (self.usage, turn["usage"]):
             u["retries"] += resp.get("retries") or 0
-            u["tokens_in"] += usage.get("prompt_tokens") or 0
-            u["tokens_out"] += out_tokens
+            u["tokens_in"] += tin
+            u["tokens_out"] += tout
+            u["tokens_estimated"] = u["tokens_estimated"] or estimated
         return resp["choices"][0]
 
     def _call(self, by_name: dict, name: str, params: dict, reasoning: str) -> _Call:
@@ -753,7 +861,7 @@ class LLMAgent:
         parser = TagParser(list(by_name))
         reasoning = ""
         while True:
-            ch = self._chat(turn, on_text=_TagWatcher(parser))
+            ch = self._chat(turn, watch=lambda: _TagWatcher(parser))
             text = (ch.get("message") or {}).get("content") or ""
             tag = parser.find(text)
             cut = ch.get("finish_reason") == "length"

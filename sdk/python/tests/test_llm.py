@@ -37,14 +37,52 @@ def text_reply(text):
     return {"choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]}
 
 
-def streamed(text, finish="stop", n=3, delay=0.002):
-    """A reply streamed as server-sent events, n characters a chunk."""
-    return Stream([text[i:i + n] for i in range(0, len(text), n)], finish, delay)
+def streamed(text, finish="stop", n=3, delay=0.002, brk=False):
+    """A reply streamed as server-sent events, n characters a chunk; with ``brk`` the
+    connection drops after the text, before any finish_reason or [DONE]."""
+    return Stream([text[i:i + n] for i in range(0, len(text), n)], finish, delay, brk=brk)
 
 
 class Stream:
-    def __init__(self, pieces, finish, delay):
-        self.pieces, self.finish, self.delay = pieces, finish, delay
+    """Server-sent events: ``pieces`` of text, then a finish event with usage and [DONE];
+    or ``events`` as they are, then [DONE]. ``brk`` drops the connection after the pieces
+    or events instead: "eof" ends the chunked body cleanly, True drops the connection before
+    its last chunk (Python's http.client reads both as the end of the text)."""
+
+    def __init__(self, pieces, finish="stop", delay=0.002, events=None, brk=False):
+        self.pieces, self.finish, self.delay, self.events, self.brk = pieces, finish, delay, events, brk
+
+
+class Cut:
+    """A JSON reply whose connection drops halfway through its body."""
+
+    def __init__(self, payload):
+        self.payload = payload
+
+
+def ev(delta, finish=None):
+    return {"id": "s", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+
+def call_delta(i, cid, name, args):
+    tc = {"index": i, "function": {"arguments": args}}
+    if name:
+        tc["function"]["name"] = name
+    if cid:
+        tc["id"], tc["type"] = cid, "function"
+    return {"tool_calls": [tc]}
+
+
+def streamed_call(i, cid, name, args, n):
+    """A tool call as OpenAI streams it: id and name (in two pieces), then the arguments
+    n characters a chunk."""
+    h = len(name) // 2
+    return ([ev(call_delta(i, cid, name[:h], "")), ev(call_delta(i, "", name[h:], ""))] +
+            [ev(call_delta(i, "", "", args[j:j + n])) for j in range(0, len(args), n)])
+
+
+def usage_ev(tin, tout):
+    return {"id": "s", "choices": [], "usage": {"prompt_tokens": tin, "completion_tokens": tout}}
 
 
 class FakeServer:
@@ -67,6 +105,15 @@ class FakeServer:
                 r = fake.replies.pop(0) if fake.replies else text_reply("out of replies")
                 if isinstance(r, Stream):
                     return self.stream(r)
+                if isinstance(r, Cut):  # half a JSON body, then the connection drops
+                    data = json.dumps(r.payload).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data[:len(data) // 2])
+                    self.close_connection = True
+                    return
                 status, headers, payload, delay = (200, {}, r, 0) if isinstance(r, dict) else r
                 if delay:
                     time.sleep(delay)
@@ -84,20 +131,34 @@ class FakeServer:
 
             def stream(self, r):
                 n = 0
+                self.protocol_version = "HTTP/1.1"  # a chunked body, as real servers send
+
+                def chunk(data):
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                    self.wfile.flush()
+
                 try:
                     self.send_response(200)
                     self.send_header("Content-Type", "text/event-stream")
+                    self.send_header("Transfer-Encoding", "chunked")
                     self.end_headers()
-                    for p in r.pieces:
+                    events = list(r.events or []) + [
+                        {"choices": [{"index": 0, "delta": {"content": p}, "finish_reason": None}]} for p in r.pieces]
+                    for e in events:
                         time.sleep(r.delay)
-                        ev = {"choices": [{"index": 0, "delta": {"content": p}, "finish_reason": None}]}
-                        self.wfile.write(b"data: " + json.dumps(ev).encode() + b"\n\n")
-                        self.wfile.flush()
+                        chunk(b"data: " + json.dumps(e).encode() + b"\n\n")
                         n += 1
-                    ev = {"choices": [{"index": 0, "delta": {}, "finish_reason": r.finish}],
-                          "usage": {"prompt_tokens": 100, "completion_tokens": len(r.pieces)}}
-                    self.wfile.write(b"data: " + json.dumps(ev).encode() + b"\n\ndata: [DONE]\n\n")
-                    self.wfile.flush()
+                    if r.brk:
+                        self.close_connection = True
+                        if r.brk == "eof":
+                            self.wfile.write(b"0\r\n\r\n")  # a whole body, but no finish and no [DONE]
+                        return
+                    if r.events is None:
+                        e = {"choices": [{"index": 0, "delta": {}, "finish_reason": r.finish}],
+                             "usage": {"prompt_tokens": 100, "completion_tokens": len(r.pieces)}}
+                        chunk(b"data: " + json.dumps(e).encode() + b"\n\n")
+                    chunk(b"data: [DONE]\n\n")
+                    self.wfile.write(b"0\r\n\r\n")
                 except OSError:
                     pass
                 finally:
@@ -144,6 +205,7 @@ class LLMTest(unittest.TestCase):
         self.assertEqual(req["path"], "/v1/chat/completions")
         self.assertEqual(req["auth"], "Bearer k")
         self.assertEqual(req["body"]["model"], "m")
+        self.assertTrue(req["body"]["stream"])  # asked for; the server answered with JSON
         self.assertEqual([t["function"]["name"] for t in req["body"]["tools"]], [t["name"] for t in TOOLS])
         sysmsg, user = req["body"]["messages"]
         self.assertIn("**query_world** (query: answered at once", sysmsg["content"])
@@ -274,7 +336,8 @@ class LLMTest(unittest.TestCase):
         self.assertEqual(len(self.srv.requests), 3)
         u = dict(a.usage)
         u.pop("latency_ms")
-        self.assertEqual(u, {"model_calls": 1, "retries": 2, "tokens_in": 120, "tokens_out": 7})
+        self.assertEqual(u, {"model_calls": 1, "retries": 2, "tokens_in": 120, "tokens_out": 7,
+                             "tokens_estimated": False})
 
     def test_retries_bounded(self):
         busy = (429, {}, {"error": {"message": "slow down"}}, 0)
@@ -394,6 +457,157 @@ class LLMTest(unittest.TestCase):
                          '{"status":"error","result":"Search term is required and must be a string"}')
         self.assertEqual(self.srv.requests[2]["body"]["messages"][-1]["content"],
                          '{"status":"success","result":{"matches":[{"roundNumber":1}]}}')
+
+    def test_tool_calls_streamed(self):
+        """Function-calling mode streams: calls split across many chunks (name and arguments
+        in pieces, two calls interleaved by index) run exactly once, whole, after the end."""
+        first = ([ev({"role": "assistant", "content": "Let me "}), ev({"content": "look."})] +
+                 streamed_call(0, "call_a", "query_world", '{"radius": 20}', 2) +
+                 [ev({}, "tool_calls"), usage_ev(90, 20)])
+        q0 = streamed_call(0, "call_b", "query_world", '{"radius": 5}', 3)
+        q1 = streamed_call(1, "call_c", "collect", '{"target_name": "Tree1"}', 1)
+        second = [e for pair in zip(q0 + [None] * len(q1), q1) for e in pair if e]
+        second += [ev({}, "tool_calls"), usage_ev(130, 60)]
+        a = self.agent([Stream([], events=first), Stream([], events=second)])
+        d = a.decide(OBS)
+        self.assertEqual((d.tool, d.params), ("collect", {"target_name": "Tree1"}))
+        self.assertEqual(self.queries, [("query_world", {"radius": 20.0}), ("query_world", {"radius": 5.0})])
+        self.assertEqual(len(self.srv.requests), 2)
+        for r in self.srv.requests:
+            self.assertTrue(r["body"]["stream"])
+            self.assertEqual(r["body"]["stream_options"], {"include_usage": True})
+            self.assertEqual(len(r["body"]["tools"]), 4)
+        m = self.srv.requests[1]["body"]["messages"]
+        self.assertEqual(m[-2], {"role": "assistant", "content": "Let me look.", "tool_calls": [
+            {"id": "call_a", "type": "function", "function": {"name": "query_world", "arguments": '{"radius": 20}'}}]})
+        self.assertEqual((m[-1]["role"], m[-1]["tool_call_id"]), ("tool", "call_a"))
+        u = dict(a.usage)
+        u.pop("latency_ms")
+        self.assertEqual(u, {"model_calls": 2, "retries": 0, "tokens_in": 220, "tokens_out": 80,
+                             "tokens_estimated": False})
+
+    def test_streamed_tool_call_cut_by_length(self):
+        """A streamed call cut by the token limit never runs, even when it parses."""
+        cut = streamed_call(0, "c1", "query_world", '{"radius": 2}', 4) + [ev({}, "length")]
+        whole = streamed_call(0, "c2", "collect", '{"target_name": "Tree1"}', 4) + [ev({}, "tool_calls")]
+        a = self.agent([Stream([], events=cut), Stream([], events=whole)])
+        self.assertEqual(a.decide(OBS).params, {"target_name": "Tree1"})
+        self.assertEqual(self.queries, [])
+        m = self.srv.requests[1]["body"]["messages"]
+        self.assertEqual(m[-2], {"role": "assistant", "content": ""})
+        self.assertIn("cut off (the token limit was reached) while you were writing a call to query_world; "
+                      "nothing was run", m[-1]["content"])
+
+    def test_stream_deltas_without_index(self):
+        """Deltas without an index continue the last call or start one with a new id; an
+        index that skips calls is an error."""
+        a = self.agent([Stream([], events=[
+            ev({"tool_calls": [{"id": "a", "type": "function", "function": {"name": "query_world",
+                                                                            "arguments": '{"rad'}}]}),
+            ev({"tool_calls": [{"function": {"arguments": 'ius": 3}'}}]}),
+            ev({"tool_calls": [{"id": "b", "type": "function", "function": {"name": "collect",
+                                                                            "arguments": '{"target_name": "T"}'}}]}),
+            ev({}, "tool_calls")]),
+            Stream([], events=[ev(call_delta(1000000000, "x", "collect", "{}"))])])
+        self.assertEqual(a.decide(OBS).params, {"target_name": "T"})
+        self.assertEqual(self.queries, [("query_world", {"radius": 3.0})])
+        with self.assertRaises(ConnError) as e:
+            a.decide(OBS)
+        self.assertIn("tool call index 1000000000 after 0 calls", str(e.exception))
+
+    def test_broken_stream_retried(self):
+        """A stream that breaks after text (or part of a call) has arrived is asked for
+        again, within the retry budget; nothing of the broken attempt is kept."""
+        # XML, dropped mid-body, then dropped after a whole body without [DONE].
+        a = self.agent([streamed("Thinking hard. <collect>Tr", brk=True), streamed("Hmm <coll", brk="eof"),
+                        streamed("Fine. <collect>Tree1</collect> never read")], xml=True)
+        d = a.decide(OBS)
+        self.assertEqual((d.tool, d.params, d.reasoning), ("collect", {"target_name": "Tree1"}, "Fine."))
+        bodies = [r["body"] for r in self.srv.requests]
+        self.assertEqual(len(bodies), 3)
+        self.assertTrue(bodies[0] == bodies[1] == bodies[2], "the same request again")
+        self.assertEqual((a.usage["model_calls"], a.usage["retries"]), (1, 2))
+        # Function calling: a call cut by the break is not run; the retry's runs once.
+        part = streamed_call(0, "c1", "query_world", '{"radius": 20}', 3)
+        a = self.agent([Stream([], events=part[:4], brk=True),
+                        Stream([], events=part + [ev({}, "tool_calls")]),
+                        Stream([], events=streamed_call(0, "c2", "collect", '{"target_name": "T"}', 3) +
+                               [ev({}, "tool_calls")])])
+        self.assertEqual(a.decide(OBS).tool, "collect")
+        self.assertEqual(self.queries, [("query_world", {"radius": 20.0})])
+        self.assertEqual(self.srv.requests[0]["body"], self.srv.requests[1]["body"])
+        # The budget: one retry allowed, two breaks: the error names the URL and stops the run.
+        self.queries = []
+        a = self.agent([streamed("I think <collect>", brk=True)] * 2 + [streamed("<collect>late</collect>")],
+                       xml=True, retries=1)
+        with self.assertRaises(ConnError) as e:
+            a.decide(OBS)
+        self.assertTrue(is_fatal(e.exception))
+        self.assertEqual(len(self.srv.requests), 2)
+        self.assertRegex(str(e.exception), rf"^model server {self.srv.url}/chat/completions: .*the stream ended "
+                                           r"before the reply did \(gave up after 2 attempts\)$")
+        # A break after a complete tag: the stream was closed at the tag, which runs once.
+        a = self.agent([streamed("<query_world>{}</query_world> and on and on", brk=True),
+                        streamed("<collect>Tree1</collect>")], xml=True)
+        self.assertEqual(a.decide(OBS).tool, "collect")
+        self.assertEqual(self.queries, [("query_world", {})])
+        self.assertIn("<observation>", self.srv.requests[1]["body"]["messages"][-1]["content"])
+        self.assertEqual(a.usage["retries"], 0)
+        # A server that answers with JSON, dropped mid-body: retried too.
+        a = self.agent([Cut(tool_reply(("collect", '{"target_name": "T"}'))), tool_reply(("collect", '{"target_name": "U"}'))])
+        self.assertEqual(a.decide(OBS).params, {"target_name": "U"})
+        self.assertEqual(a.usage["retries"], 1)
+        # A break after the finish_reason (before usage and [DONE]): the reply is whole.
+        a = self.agent([Stream([], events=streamed_call(0, "c1", "collect", '{"target_name": "T"}', 2) +
+                               [ev({}, "tool_calls")], brk=True)])
+        self.assertEqual(a.decide(OBS).params, {"target_name": "T"})
+        self.assertEqual(len(self.srv.requests), 1)
+
+    def test_server_refuses_streaming(self):
+        """An older llama.cpp server answers a streamed request with tools with HTTP 500
+        "Cannot use tools with stream": asked again at once for a whole reply, and for whole
+        replies from then on."""
+        refusal = (500, {}, {"error": {"code": 500, "message": "Cannot use tools with stream", "type": "server_error"}}, 0)
+        a = self.agent([refusal, tool_reply(("query_world", "{}")), tool_reply(("collect", '{"target_name": "T"}'))])
+        self.assertEqual(a.decide(OBS).tool, "collect")
+        bodies = [r["body"] for r in self.srv.requests]
+        self.assertEqual([b.get("stream", False) for b in bodies], [True, False, False])
+        self.assertNotIn("stream_options", bodies[1])
+        self.assertEqual(bodies[0]["messages"], bodies[1]["messages"])
+        self.assertEqual(a.usage["retries"], 1)
+        # A 500 that does not speak of streaming is retried as before.
+        a = self.agent([(500, {}, {"error": {"message": "out of memory"}}, 0), tool_reply(("collect", '{"target_name": "T"}'))])
+        self.assertEqual(a.decide(OBS).tool, "collect")
+        self.assertEqual([r["body"].get("stream", False) for r in self.srv.requests], [True, True])
+
+    def test_tokens_estimated(self):
+        """A stream closed at its first tag never gets the server's usage: its tokens are
+        estimated (4 characters a token, at least one a chunk) and labelled so."""
+        with tempfile.TemporaryDirectory() as tmp:
+            a = self.agent([streamed("<collect>Tree1</collect>" + " more" * 50)], xml=True, transcripts=tmp)
+            self.assertEqual(a.decide(OBS).tool, "collect")
+            chars = sum(len(m["content"]) for m in self.srv.requests[0]["body"]["messages"])
+            # 24 characters of tag: 8 chunks of 3 read (24 characters, 6 tokens by length): 8 out.
+            self.assertEqual((a.usage["tokens_in"], a.usage["tokens_out"], a.usage["tokens_estimated"]),
+                             (-(-chars // 4), 8, True))
+            with open(os.path.join(tmp, "a0.jsonl")) as f:
+                self.assertIs(json.loads(f.readline())["usage"]["tokens_estimated"], True)
+        from agent_arena_sdk.llm import _estimate_tokens
+        resp = {"chunks": 1, "choices": [{"message": {"content": "ééééé", "tool_calls": [
+            {"function": {"name": "speak", "arguments": '{"a":1}'}}]}}]}
+        self.assertEqual(_estimate_tokens([{"role": "user", "content": "abcdefgh"}], None, resp), (2, 5))
+
+    def test_scenario_in_system_prompt(self):
+        """The scenario's description follows the introduction, as in Go's prompt."""
+        a = self.agent([tool_reply(("collect", '{"target_name": "Tree1"}'))],
+                       scenario="  Forage a clearing for berries.\n")
+        a.decide(OBS)
+        sysmsg = self.srv.requests[0]["body"]["messages"][0]["content"]
+        self.assertTrue(sysmsg.startswith(
+            "You are an agent in Arena, a simulated world. Each turn you receive an observation and choose exactly "
+            "one action.\n\n## Scenario\nForage a clearing for berries.\n\n## Available Tools\n- **move_to** "
+            "(action): Move.\n"), sysmsg)
+        self.assertNotIn("## Scenario", LLMAgent(tools=TOOLS).system_prompt(TOOLS))
 
     def test_xml_no_tag_is_idle(self):
         a = self.agent([text_reply("I will <b>wait</b>.")], xml=True)
