@@ -1,0 +1,477 @@
+"""Gymnasium spaces for Arena: observations as fixed-size arrays or text, actions over tools.
+
+Built from what ``arena scenarios --format json`` says about a scenario (its slot ids,
+vocabularies, rules and tools), so every space is known before the first episode.
+:class:`Codec` turns an observation (the protocol's map) into a value of the
+observation space and an action of the action space into a :class:`Decision`.
+Needs numpy and gymnasium; the rest of the SDK does not import this module.
+
+Actions are a ``Dict``: ``"tool"`` (``Discrete``, an index into :attr:`Codec.tools`)
+and, for each tool with parameters, a ``Dict`` of them: an entity in sight as the
+index of its slot in the observation (``Discrete``), a recipe or an agent as an index
+into the scenario's list, an enum as ``Discrete``, a number as a ``Box`` in [-1, 1]
+scaled to the parameter's range, ``move_to``'s target as a ``Box`` in [-1, 1]² over
+the world's bounds, free text as ``Text``. Only the chosen tool's parameters are read.
+The observation's ``action_mask`` has the action space's structure and marks the
+choices that the server would accept now (see :meth:`Codec.mask`), so that
+``action_space.sample(mask=obs["action_mask"])`` draws a valid action.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import string
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from .types import Decision
+
+__all__ = ["Codec", "MaskableBox", "TEXT_CHARSET", "fit_text"]
+
+# Characters of the text spaces: printable ASCII, Latin-1 and Latin Extended-A,
+# Greek, punctuation, currency, arrows, mathematical operators, box drawing,
+# geometric shapes and symbols. Anything else (emoji, CJK) reads as "?".
+_RANGES = [(0x20, 0x7E), (0xA0, 0x17F), (0x391, 0x3C9), (0x2010, 0x205E), (0x20A0, 0x20BF),
+           (0x2100, 0x214F), (0x2190, 0x23FF), (0x2500, 0x27BF)]
+TEXT_CHARSET = "\n\t" + "".join(chr(c) for lo, hi in _RANGES for c in range(lo, hi + 1))
+_NOT_CHARSET = re.compile("[^" + re.escape(TEXT_CHARSET) + "]")
+PARAM_CHARSET = string.ascii_letters + string.digits + " "
+
+STATUSES = ["idle", "moving", "arrived", "failed", "crafting", "completed", "dead"]
+ERROR_CODES = ["OUT_OF_RANGE", "NOT_FOUND", "MISSING_MATERIALS", "INVALID_PARAMS", "BUSY", "UNKNOWN_TOOL",
+               "NOT_ALLOWED", "NO_PATH", "INVENTORY_FULL", "NOT_A_QUERY", "DEAD", "LIMIT_EXCEEDED", "TIMEOUT"]
+BIG = 1e6  # bound of unbounded quantities (counts, scores, metrics)
+EMPTY_SLOT = "-"  # the name sent for an entity slot that holds nothing (the server answers NOT_FOUND)
+
+_AGENT_PARAM = re.compile(r"\bagent id\b|\bagent_\d{3}\b|e\.g\. agent_", re.I)
+
+
+def fit_text(s: str, max_length: int) -> str:
+    """``s`` made a member of a text space: characters outside TEXT_CHARSET become "?",
+    and a text longer than ``max_length`` is cut, ending in "…"."""
+    s = _NOT_CHARSET.sub("?", s)
+    if len(s) > max_length:
+        s = s[:max_length - 1] + "…"
+    return s
+
+
+class MaskableBox(spaces.Box):
+    """A ``Box`` whose ``sample`` also takes a mask, so that a ``Dict`` holding it can be
+    sampled with one mask for every part: ``mask`` is an int8 array of one element, 1
+    (sample uniformly as a Box does) or 0 (the parameter is not used: the middle of the
+    box). Everything else is Box's; wrappers and vector envs see a Box."""
+
+    def sample(self, mask=None, probability=None):
+        if mask is None:
+            return super().sample(probability=probability)
+        if not (isinstance(mask, np.ndarray) and mask.shape == (1,) and mask.dtype == np.int8):
+            raise ValueError(f"MaskableBox.sample: the mask is an int8 array of shape (1,), not {mask!r}")
+        if mask[0]:
+            return super().sample()
+        return ((self.low + self.high) / 2).astype(self.dtype)
+
+
+def _box(n, lo, hi):
+    return spaces.Box(np.full(n, lo, np.float32), np.full(n, hi, np.float32), dtype=np.float32)
+
+
+def _entities(k, features, n_types):
+    return spaces.Dict({"features": spaces.Box(-BIG, BIG, (k, features), np.float32),
+                        "type": spaces.MultiDiscrete(np.full(k, n_types + 1, np.int64)),
+                        "mask": spaces.MultiBinary(k)})
+
+
+class _Param:
+    """One encoded parameter of a tool: its space, its mask's space and how to decode it."""
+
+    def __init__(self, name, kind, space, mask_space, **kw):
+        self.name, self.kind, self.space, self.mask_space = name, kind, space, mask_space
+        self.__dict__.update(kw)
+
+
+class Codec:
+    """Spaces and encodings for the agents of one scenario.
+
+    ``info`` is the scenario's ``arena scenarios --format json`` object; ``observation``
+    is ``"dict"`` or ``"text"``; ``k`` the number of entity slots per kind (the k nearest);
+    ``text_length`` the longest text of a text space.
+    """
+
+    # entity kinds: observation field, feature names after dx, dy, dz, distance
+    KINDS = {
+        "resources": ("nearby_resources", ["amount"]),
+        "stations": ("nearby_stations", ["in_use"]),
+        "hazards": ("nearby_hazards", ["radius", "entry_damage", "damage_per_second"]),
+        "obstacles": ("nearby_obstacles", ["radius"]),
+        "agents": ("nearby_agents", ["health", "ally"]),
+        "teammates": ("teammates", ["health"]),
+        "capture_points": ("capture_points", ["radius", "progress", "owner", "capturing", "contested"]),
+    }
+    SELF = ["x", "y", "z", "vx", "vy", "vz", "cos_facing", "sin_facing", "health", "max_health", "alive",
+            "inventory_used", "inventory_capacity", "score", "tick", "messages", "events"]
+
+    def __init__(self, info: dict, observation: str = "dict", k: int = 8, text_length: int = 16384):
+        if observation not in ("dict", "text"):
+            raise ValueError(f"observation must be 'dict' or 'text', not {observation!r}")
+        self.info, self.mode, self.k, self.text_length = info, observation, int(k), int(text_length)
+        self.all_agents = list(info["agent_ids"])
+        self.agent_index = {a: i for i, a in enumerate(self.all_agents)}
+        self.teams = list(info.get("teams") or [])
+        self.agent_teams = dict(info.get("agent_teams") or {})
+        self.items = list(info.get("items") or [])
+        self.item_index = {x: i for i, x in enumerate(self.items)}
+        self.recipes = list(info.get("recipes") or [])
+        self.metrics = list(info.get("metrics") or [])
+        self.points = list(info.get("capture_points") or [])
+        self.components = list(info.get("components") or [])
+        self.rules = info.get("rules") or {}
+        b = info["bounds"]
+        self.bounds = (float(b[0]), float(b[1]), float(b[2]), float(b[3]))
+        self.tool_specs = list(info.get("tools") or [])
+        self.tools = [t["name"] for t in self.tool_specs]
+        self.tool_index = {n: i for i, n in enumerate(self.tools)}
+        self.queries = {t["name"] for t in self.tool_specs if t.get("query")}
+        self.types = {"resources": info.get("resource_types") or [], "stations": info.get("station_types") or [],
+                      "hazards": info.get("hazard_types") or [], "obstacles": info.get("obstacle_types") or [],
+                      "agents": self.all_agents, "teammates": self.all_agents, "capture_points": self.points}
+        self.type_index = {kind: {t: i + 1 for i, t in enumerate(v)} for kind, v in self.types.items()}
+        self.kinds = [kind for kind in self.KINDS if self._has(kind)]
+        self.slots = {kind: (len(self.points) if kind == "capture_points" else self.k) for kind in self.kinds}
+        self.params = {t["name"]: self._params(t) for t in self.tool_specs}
+        self.params = {n: ps for n, ps in self.params.items() if ps}
+
+    def _has(self, kind):
+        if kind == "agents":
+            return len(self.all_agents) > 1
+        if kind == "teammates":
+            return bool(self.teams) and len(self.all_agents) > len(self.teams)
+        return bool(self.types[kind])
+
+    # -- spaces ---------------------------------------------------------------------
+
+    def _params(self, spec) -> list:
+        tool, out = spec["name"], []
+        props = (spec.get("parameters") or {}).get("properties") or {}
+        for name in sorted(props):
+            p = props[name] or {}
+            ty = p.get("type")
+            one = spaces.MultiBinary(1)
+            if tool == "move_to":
+                if name == "target":
+                    out.append(_Param(name, "target", MaskableBox(-1.0, 1.0, (2,), np.float32), one))
+                elif name == "speed":
+                    hi = float(self.rules.get("max_speed_multiplier") or 2.0)
+                    out.append(_Param(name, "number", MaskableBox(-1.0, 1.0, (1,), np.float32), one, lo=0.1, hi=hi,
+                                      integer=False))
+                continue  # target_x/y/z: the same as target
+            if tool == "collect" and name == "target_name":
+                out.append(_Param(name, "slot", spaces.Discrete(self.k), spaces.MultiBinary(self.k), entity="resources"))
+            elif tool == "craft" and name == "station_name":
+                out.append(_Param(name, "slot", spaces.Discrete(self.k), spaces.MultiBinary(self.k), entity="stations"))
+            elif tool == "craft" and name == "item_name":
+                if self.recipes:
+                    n = len(self.recipes)
+                    out.append(_Param(name, "choice", spaces.Discrete(n), spaces.MultiBinary(n), values=self.recipes))
+            elif "enum" in p and p["enum"]:
+                vals = list(p["enum"])
+                out.append(_Param(name, "choice", spaces.Discrete(len(vals)), spaces.MultiBinary(len(vals)), values=vals))
+            elif ty == "boolean":
+                out.append(_Param(name, "choice", spaces.Discrete(2), spaces.MultiBinary(2), values=[False, True]))
+            elif ty == "string" and (tool, name) == ("send_message", "target_agent"):
+                vals = ["all"] + (["team"] if self.teams else []) + self.all_agents
+                out.append(_Param(name, "choice", spaces.Discrete(len(vals)), spaces.MultiBinary(len(vals)),
+                                  values=vals, agents=True))
+            elif ty == "string" and _AGENT_PARAM.search(p.get("description") or ""):
+                n = len(self.all_agents)
+                out.append(_Param(name, "choice", spaces.Discrete(n), spaces.MultiBinary(n), values=self.all_agents,
+                                  agents=True))
+            elif ty == "string":
+                hi = max(1, min(int(p.get("maxLength") or 64), 4096))
+                lo = min(max(int(p.get("minLength") or 0), 0), hi)
+                out.append(_Param(name, "text", spaces.Text(hi, min_length=lo, charset=PARAM_CHARSET),
+                                  spaces.Tuple((spaces.Discrete(hi + 1), spaces.MultiBinary(len(PARAM_CHARSET)))),
+                                  length=max(lo, min(hi, 16))))
+            elif ty in ("number", "integer"):
+                lo = p.get("minimum", p.get("exclusiveMinimum"))
+                hi = p.get("maximum", p.get("exclusiveMaximum"))
+                lo = -1e4 if lo is None else max(float(lo), -BIG)
+                hi = 1e4 if hi is None else min(float(hi), BIG)
+                if ty == "integer" and hi - lo < 64:
+                    vals = list(range(math.ceil(lo), math.floor(hi) + 1))
+                    out.append(_Param(name, "choice", spaces.Discrete(len(vals)), spaces.MultiBinary(len(vals)),
+                                      values=vals))
+                else:
+                    out.append(_Param(name, "number", MaskableBox(-1.0, 1.0, (1,), np.float32), one, lo=lo, hi=hi,
+                                      integer=ty == "integer"))
+            # other parameters (arrays, untyped values) are not encoded: send a Decision for them
+        return out
+
+    def action_space(self) -> spaces.Dict:
+        d = {"tool": spaces.Discrete(len(self.tools))}
+        for tool, ps in self.params.items():
+            d[tool] = spaces.Dict({p.name: p.space for p in ps})
+        return spaces.Dict(d)
+
+    def mask_space(self) -> spaces.Dict:
+        d = {"tool": spaces.MultiBinary(len(self.tools))}
+        for tool, ps in self.params.items():
+            d[tool] = spaces.Dict({p.name: p.mask_space for p in ps})
+        return spaces.Dict(d)
+
+    def observation_space(self) -> spaces.Space:
+        if self.mode == "text":
+            return spaces.Text(self.text_length, min_length=0, charset=TEXT_CHARSET)
+        d = {"self": _box(len(self.SELF), -BIG, BIG)}
+        if self.items:
+            d["inventory"] = _box(len(self.items), 0, BIG)
+        if self.metrics:
+            d["progress"] = _box(len(self.metrics), -BIG, BIG)
+        d["status"] = spaces.Discrete(len(STATUSES) + 1)
+        d["last_action"] = spaces.MultiDiscrete(np.array([len(self.tools) + 1, 3, len(ERROR_CODES) + 2], np.int64))
+        for kind in self.kinds:
+            d[kind] = _entities(self.slots[kind], 4 + len(self.KINDS[kind][1]), len(self.types[kind]))
+        if self.points and self.teams:
+            d["team_scores"] = _box(len(self.teams), -BIG, BIG)
+        if self.components:
+            d["components"] = spaces.Dict({c: spaces.Text(self.text_length, min_length=0, charset=TEXT_CHARSET)
+                                           for c in self.components})
+        d["action_mask"] = self.mask_space()
+        return spaces.Dict(d)
+
+    def feature_names(self) -> dict:
+        """The meaning of each column: ``{"self": [...], "resources": [...], ...}``."""
+        out = {"self": list(self.SELF), "inventory": list(self.items), "progress": list(self.metrics),
+               "status": ["unknown"] + STATUSES, "last_action": ["tool+1", "outcome (1 ok, 2 failed)", "error"],
+               "team_scores": list(self.teams)}
+        for kind in self.kinds:
+            out[kind] = ["dx", "dy", "dz", "distance"] + self.KINDS[kind][1]
+        return out
+
+    # -- observations ---------------------------------------------------------------
+
+    def encode(self, o: dict, renderer=None):
+        """The observation ``o`` (a protocol map) as a member of the observation space."""
+        if self.mode == "text":
+            return fit_text(renderer(o), self.text_length)
+        pos = o.get("position") or (0.0, 0.0, 0.0)
+        vel = o.get("velocity") or (0.0, 0.0, 0.0)
+        facing = float(o.get("facing") or 0.0)
+        alive = bool(o.get("alive", True))
+        out = {"self": np.clip(np.array([
+            pos[0], pos[1], pos[2], vel[0], vel[1], vel[2], math.cos(facing), math.sin(facing),
+            o.get("health") or 0.0, o.get("max_health") or 0.0, float(alive), o.get("inventory_used") or 0,
+            o.get("inventory_capacity") or 0, o.get("score") or 0.0, o.get("tick") or 0,
+            len(o.get("messages") or ()), len(o.get("events") or ())], np.float32), -BIG, BIG)}
+        if self.items:
+            inv = np.zeros(len(self.items), np.float32)
+            for item, n in (o.get("inventory") or {}).items():
+                i = self.item_index.get(item)
+                if i is not None:
+                    inv[i] = min(float(n), BIG)
+            out["inventory"] = inv
+        if self.metrics:
+            prog = o.get("current_progress") or {}
+            out["progress"] = np.clip(np.array([float(prog.get(m) or 0.0) for m in self.metrics], np.float32), -BIG, BIG)
+        ca = o.get("current_action") or {}
+        st = ca.get("status") if isinstance(ca, dict) else None
+        out["status"] = np.int64(STATUSES.index(st) + 1 if st in STATUSES else 0)
+        r = o.get("last_action_result")
+        la = np.zeros(3, np.int64)
+        if isinstance(r, dict):
+            t = self.tool_index.get(r.get("tool"))
+            la[0] = 0 if t is None else t + 1
+            la[1] = 1 if r.get("success") else 2
+            code = r.get("error_code")
+            if code:
+                la[2] = ERROR_CODES.index(code) + 1 if code in ERROR_CODES else len(ERROR_CODES) + 1
+        out["last_action"] = la
+        my_team = o.get("team")
+        for kind in self.kinds:
+            out[kind] = self._entities(kind, o.get(self.KINDS[kind][0]) or (), pos, my_team)
+        if self.points and self.teams:
+            ts = o.get("team_scores") or {}
+            out["team_scores"] = np.array([float(ts.get(t) or 0) for t in self.teams], np.float32)
+        if self.components:
+            comps = o.get("components") or {}
+            out["components"] = {c: fit_text(_section_text(comps.get(c)), self.text_length) for c in self.components}
+        out["action_mask"] = self.mask(o)
+        return out
+
+    def _entities(self, kind, es, pos, my_team):
+        n = self.slots[kind]
+        extra = self.KINDS[kind][1]
+        feats = np.zeros((n, 4 + len(extra)), np.float32)
+        types = np.zeros(n, np.int64)
+        mask = np.zeros(n, np.int8)
+        index = self.type_index[kind]
+        for i, e in enumerate(es[:n]):
+            p = e.get("position") or pos
+            row = [p[0] - pos[0], p[1] - pos[1], p[2] - pos[2], e.get("distance") or 0.0]
+            for f in extra:
+                if f == "ally":
+                    t = e.get("team")
+                    v = 0.0 if not (t and my_team) else (1.0 if t == my_team else -1.0)
+                elif f in ("owner", "capturing"):
+                    t = e.get(f)
+                    v = 0.0 if not t else (1.0 if t == my_team else -1.0)
+                else:
+                    v = e.get(f)
+                    v = float(v) if v is not None else 0.0
+                row.append(v)
+            feats[i] = row
+            key = e.get("name") if kind in ("agents", "teammates", "capture_points") else \
+                e.get(("resource_type", "station_type", "hazard_type", "obstacle_type")[
+                    ("resources", "stations", "hazards", "obstacles").index(kind)])
+            types[i] = index.get(key, 0)
+            mask[i] = 1
+        np.clip(feats, -BIG, BIG, out=feats)
+        return {"features": feats, "type": types, "mask": mask}
+
+    # -- masks ----------------------------------------------------------------------
+
+    def mask(self, o: dict) -> dict:
+        """What the server would accept now: tools and, per tool, the parameter values.
+
+        ``collect``: resources within the collection range, when the inventory has room; ``craft``: recipes whose
+        inputs are in the inventory, at a free station of their type within the
+        crafting range; ``send_message``: living agents; ``move_to``, ``idle`` and the
+        components' tools: always. Query tools are masked out in the "dict" encoding
+        (their results are not encoded) and allowed in the "text" one. A dead agent or
+        a busy one (crafting) has only ``idle``.
+        """
+        alive = bool(o.get("alive", True))
+        ca = o.get("current_action") or {}
+        busy = isinstance(ca, dict) and ca.get("status") == "crafting"
+        inv = o.get("inventory") or {}
+        collect_range = float(self.rules.get("collect_range") or 2.0)
+        craft_range = float(self.rules.get("craft_range") or 2.5)
+        res = o.get("nearby_resources") or ()
+        stations = o.get("nearby_stations") or ()
+        recipes = o.get("available_recipes") or {}
+        free_types = {s.get("station_type") for s in stations[:self.k]
+                      if (s.get("distance") or 0) <= craft_range and not s.get("in_use")}
+        craftable = [r for r in self.recipes if r in recipes and recipes[r].get("station_type") in free_types
+                     and all(inv.get(i, 0) >= n for i, n in (recipes[r].get("inputs") or {}).items())]
+        living = set(o.get("agent_ids") or ()) - {o.get("agent_id")}
+        room = (o.get("inventory_used") or 0) < (o.get("inventory_capacity") or 0)
+        tool = np.zeros(len(self.tools), np.int8)
+        out = {"tool": tool}
+        for name, i in self.tool_index.items():
+            if not alive:
+                ok = False
+            elif name == "idle":
+                ok = True
+            elif name == "collect":
+                ok = not busy and room and any((r.get("distance") or 0) <= collect_range for r in res[:self.k])
+            elif name == "craft":
+                ok = not busy and bool(craftable)
+            elif name == "move_to":
+                ok = not busy
+            elif name == "send_message":
+                ok = bool(living)
+            elif name in self.queries:
+                ok = self.mode == "text"
+            else:
+                ok = True
+            tool[i] = ok
+        for name, ps in self.params.items():
+            m = {}
+            for p in ps:
+                if p.kind == "slot":
+                    es = res if p.entity == "resources" else stations
+                    rng = collect_range if p.entity == "resources" else craft_range
+                    v = np.zeros(self.k, np.int8)
+                    for j, e in enumerate(es[:self.k]):
+                        if (e.get("distance") or 0) <= rng and not (p.entity == "stations" and (
+                                e.get("in_use") or e.get("station_type") not in
+                                {recipes[r].get("station_type") for r in craftable})):
+                            v[j] = 1
+                    m[p.name] = v
+                elif p.kind == "choice":
+                    if name == "craft":
+                        v = np.array([r in craftable for r in p.values], np.int8)
+                    elif getattr(p, "agents", False):
+                        ok = living | {"all"} | ({"team"} if o.get("team") else set())
+                        v = np.array([x in ok for x in p.values], np.int8)
+                    else:
+                        v = np.ones(len(p.values), np.int8)
+                    m[p.name] = v
+                elif p.kind == "text":
+                    m[p.name] = (np.int64(p.length), np.ones(len(PARAM_CHARSET), np.int8))
+                else:
+                    m[p.name] = np.ones(1, np.int8)
+            out[name] = m
+        return out
+
+    # -- actions --------------------------------------------------------------------
+
+    def decode(self, action: Any, last: dict | None) -> Decision:
+        """An action (of the action space, a Decision, a ``{"tool": name, "params": ...}``
+        dict or None for idle) as a Decision; raises ValueError or TypeError for an
+        action that is none of these (an unknown tool, an index out of range, ...).
+        ``last`` is the observation the action answers (entity slots refer to it)."""
+        if action is None:
+            return Decision.idle()
+        if isinstance(action, Decision):
+            return self._check_named(action.tool, action.params, action.reasoning)
+        if not isinstance(action, dict):
+            raise TypeError(f"an action is a dict of the action space, a Decision, a dict "
+                            f"{{'tool': name, 'params': {{...}}}} or None, not {type(action).__name__}")
+        t = action.get("tool")
+        if isinstance(t, str):
+            return self._check_named(t, action.get("params"), action.get("reasoning"))
+        if isinstance(t, np.ndarray) and t.shape == ():
+            t = t.item()
+        if not isinstance(t, (int, np.integer)) or isinstance(t, bool) or not 0 <= int(t) < len(self.tools):
+            raise ValueError(f"action['tool'] must be a tool index in [0, {len(self.tools)}) or a tool name, not {t!r}")
+        name = self.tools[int(t)]
+        ps = self.params.get(name)
+        params = {}
+        if ps:
+            sub = action.get(name)
+            if not isinstance(sub, dict):
+                raise ValueError(f"action for tool {name!r} needs action[{name!r}], a dict of "
+                                 f"{', '.join(p.name for p in ps)}")
+            for p in ps:
+                if p.name not in sub:
+                    raise ValueError(f"action[{name!r}] has no {p.name!r}")
+                v = sub[p.name]
+                if isinstance(v, (list, tuple)) and p.kind in ("target", "number"):
+                    v = np.asarray(v, np.float32)
+                if not p.space.contains(v):
+                    raise ValueError(f"action[{name!r}][{p.name!r}] = {v!r} is not in {p.space}")
+                params[p.name] = self._param_value(p, v, last or {})
+        return Decision(name, params)
+
+    def _check_named(self, tool, params, reasoning):
+        if not isinstance(tool, str) or tool not in self.tool_index:
+            raise ValueError(f"unknown tool {tool!r}; the tools are {', '.join(self.tools)}")
+        if params is not None and not isinstance(params, dict):
+            raise TypeError(f"the parameters of {tool!r} must be a dict, not {type(params).__name__}")
+        return Decision(tool, params, reasoning)
+
+    def _param_value(self, p, v, last):
+        if p.kind == "target":
+            x0, z0, x1, z1 = self.bounds
+            x = x0 + (float(v[0]) + 1) / 2 * (x1 - x0)
+            z = z0 + (float(v[1]) + 1) / 2 * (z1 - z0)
+            return [round(x, 3), 0.0, round(z, 3)]
+        if p.kind == "number":
+            x = p.lo + (float(v[0]) + 1) / 2 * (p.hi - p.lo)
+            return int(round(x)) if p.integer else x
+        if p.kind == "choice":
+            return p.values[int(v)]
+        if p.kind == "slot":
+            es = last.get(self.KINDS[p.entity][0]) or ()
+            i = int(v)
+            return es[i].get("name") if i < len(es) else EMPTY_SLOT
+        return str(v)
+
+
+def _section_text(sec) -> str:
+    if isinstance(sec, dict) and isinstance(sec.get("text"), str):
+        return sec["text"]
+    return "" if sec is None else str(sec)
