@@ -123,7 +123,8 @@ class _Slot:
             self.last_sent = time.monotonic()
 
     def recv(self, timeout: float | None) -> dict:
-        self.sock.settimeout(timeout)
+        if timeout != self.sock.gettimeout():
+            self.sock.settimeout(timeout)  # None: blocking, one system call per read
         head = self.rfile.read(4)
         if len(head) < 4:
             raise ConnectionLost("the server closed the connection")
@@ -249,7 +250,8 @@ class ArenaParallelEnv(_ParallelBase):
     results) in this folder instead of a temporary one. ``episodes_per_server``: a
     server plays this many episodes one after the other before a fresh one is started
     (``reset()`` after an episode that ended goes on with the server's next episode).
-    ``step_timeout``: seconds to wait for the server at each step before TimeoutError.
+    ``step_timeout``: seconds to wait for the server at each step before TimeoutError
+    (default: no limit; a server that exits is noticed at once either way).
 
     Rewards are the change of each agent's score, counted from 0, so that an agent's
     rewards sum to its score at the end. An episode that ends at the time limit is a
@@ -265,7 +267,7 @@ class ArenaParallelEnv(_ParallelBase):
     def __init__(self, scenario: str = "foraging", agents: int | None = None, *, bots: int = 0,
                  arena: str | None = None, observation: str = "auto", k: int = 8, text_length: int = 16384,
                  ticks: int | None = None, render_mode: str | None = None, out: str | None = None,
-                 episodes_per_server: int = 100, step_timeout: float | None = 120.0, extra_args: tuple = ()):
+                 episodes_per_server: int = 100, step_timeout: float | None = None, extra_args: tuple = ()):
         self.arena = find_arena(arena)
         self.scenario = scenario
         self.info = scenario_info(self.arena, scenario, agents)

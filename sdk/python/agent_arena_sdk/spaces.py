@@ -43,7 +43,7 @@ PARAM_CHARSET = string.ascii_letters + string.digits + " "
 STATUSES = ["idle", "moving", "arrived", "failed", "crafting", "completed", "dead"]
 ERROR_CODES = ["OUT_OF_RANGE", "NOT_FOUND", "MISSING_MATERIALS", "INVALID_PARAMS", "BUSY", "UNKNOWN_TOOL",
                "NOT_ALLOWED", "NO_PATH", "INVENTORY_FULL", "NOT_A_QUERY", "DEAD", "LIMIT_EXCEEDED", "TIMEOUT"]
-BIG = 1e6  # bound of unbounded quantities (counts, scores, metrics)
+BIG = float(np.finfo(np.float32).max)  # the bound of unbounded quantities: float32's range, never clipped
 EMPTY_SLOT = "-"  # the name sent for an entity slot that holds nothing (the server answers NOT_FOUND)
 
 _AGENT_PARAM = re.compile(r"\bagent id\b|\bagent_\d{3}\b|e\.g\. agent_", re.I)
@@ -87,6 +87,8 @@ def _entities(k, features, n_types):
 class _Param:
     """One encoded parameter of a tool: its space, its mask's space and how to decode it."""
 
+    agents = False  # a choice among agent ids
+
     def __init__(self, name, kind, space, mask_space, **kw):
         self.name, self.kind, self.space, self.mask_space = name, kind, space, mask_space
         self.__dict__.update(kw)
@@ -110,6 +112,7 @@ class Codec:
         "teammates": ("teammates", ["health"]),
         "capture_points": ("capture_points", ["radius", "progress", "owner", "capturing", "contested"]),
     }
+    SIDES = ("ally", "owner", "capturing")
     SELF = ["x", "y", "z", "vx", "vy", "vz", "cos_facing", "sin_facing", "health", "max_health", "alive",
             "inventory_used", "inventory_capacity", "score", "tick", "messages", "events"]
 
@@ -128,6 +131,8 @@ class Codec:
         self.points = list(info.get("capture_points") or [])
         self.components = list(info.get("components") or [])
         self.rules = info.get("rules") or {}
+        self.collect_range = float(self.rules.get("collect_range") or 2.0)
+        self.craft_range = float(self.rules.get("craft_range") or 2.5)
         b = info["bounds"]
         self.bounds = (float(b[0]), float(b[1]), float(b[2]), float(b[3]))
         self.tool_specs = list(info.get("tools") or [])
@@ -138,10 +143,25 @@ class Codec:
                       "hazards": info.get("hazard_types") or [], "obstacles": info.get("obstacle_types") or [],
                       "agents": self.all_agents, "teammates": self.all_agents, "capture_points": self.points}
         self.type_index = {kind: {t: i + 1 for i, t in enumerate(v)} for kind, v in self.types.items()}
+        self.type_field = {"resources": "resource_type", "stations": "station_type", "hazards": "hazard_type",
+                           "obstacles": "obstacle_type", "agents": "name", "teammates": "name",
+                           "capture_points": "name"}
+        self.status_index = {s: i + 1 for i, s in enumerate(STATUSES)}
+        self.code_index = {c: i + 1 for i, c in enumerate(ERROR_CODES)}
         self.kinds = [kind for kind in self.KINDS if self._has(kind)]
         self.slots = {kind: (len(self.points) if kind == "capture_points" else self.k) for kind in self.kinds}
+        self._layout = [(kind, self.KINDS[kind][0], self.slots[kind], 4 + len(self.KINDS[kind][1]), self.KINDS[kind][1],
+                         self.type_index[kind], self.type_field[kind]) for kind in self.kinds]
+        self._sided = {kind for kind in self.kinds if set(self.KINDS[kind][1]) & set(self.SIDES)}
+        self._float_layout = [("self", len(self.SELF))] + [(key, len(v)) for key, v in (
+            ("inventory", self.items), ("progress", self.metrics),
+            ("team_scores", self.teams if self.points else ())) if v]
         self.params = {t["name"]: self._params(t) for t in self.tool_specs}
         self.params = {n: ps for n, ps in self.params.items() if ps}
+        self._mask_layout = [(name, p) for name, ps in self.params.items() for p in ps]
+        for _, p in self._mask_layout:
+            p.ones = [True] * (len(PARAM_CHARSET) if p.kind == "text" else len(p.values) if p.kind == "choice"
+                               else self.k if p.kind == "slot" else 1)
 
     def _has(self, kind):
         if kind == "agents":
@@ -197,8 +217,8 @@ class Codec:
             elif ty in ("number", "integer"):
                 lo = p.get("minimum", p.get("exclusiveMinimum"))
                 hi = p.get("maximum", p.get("exclusiveMaximum"))
-                lo = -1e4 if lo is None else max(float(lo), -BIG)
-                hi = 1e4 if hi is None else min(float(hi), BIG)
+                lo = -1e4 if lo is None else max(float(lo), -1e12)
+                hi = 1e4 if hi is None else min(float(hi), 1e12)
                 if ty == "integer" and hi - lo < 64:
                     vals = list(range(math.ceil(lo), math.floor(hi) + 1))
                     out.append(_Param(name, "choice", spaces.Discrete(len(vals)), spaces.MultiBinary(len(vals)),
@@ -253,157 +273,154 @@ class Codec:
     # -- observations ---------------------------------------------------------------
 
     def encode(self, o: dict, renderer=None):
-        """The observation ``o`` (a protocol map) as a member of the observation space."""
+        """The observation ``o`` (a protocol map) as a member of the observation space.
+
+        Built for speed: every float goes into one list and every integer into another,
+        each becomes one numpy array, and the observation's parts are views of them."""
         if self.mode == "text":
             return fit_text(renderer(o), self.text_length)
-        pos = o.get("position") or (0.0, 0.0, 0.0)
-        vel = o.get("velocity") or (0.0, 0.0, 0.0)
-        facing = float(o.get("facing") or 0.0)
-        alive = bool(o.get("alive", True))
-        out = {"self": np.clip(np.array([
-            pos[0], pos[1], pos[2], vel[0], vel[1], vel[2], math.cos(facing), math.sin(facing),
-            o.get("health") or 0.0, o.get("max_health") or 0.0, float(alive), o.get("inventory_used") or 0,
-            o.get("inventory_capacity") or 0, o.get("score") or 0.0, o.get("tick") or 0,
-            len(o.get("messages") or ()), len(o.get("events") or ())], np.float32), -BIG, BIG)}
+        get = o.get
+        pos = get("position") or (0.0, 0.0, 0.0)
+        vel = get("velocity") or (0.0, 0.0, 0.0)
+        facing = float(get("facing") or 0.0)
+        floats = [pos[0], pos[1], pos[2], vel[0], vel[1], vel[2], math.cos(facing), math.sin(facing),
+                  get("health") or 0.0, get("max_health") or 0.0, 0.0 if get("alive") is False else 1.0,
+                  get("inventory_used") or 0, get("inventory_capacity") or 0, get("score") or 0.0, get("tick") or 0,
+                  len(get("messages") or ()), len(get("events") or ())]
         if self.items:
-            inv = np.zeros(len(self.items), np.float32)
-            for item, n in (o.get("inventory") or {}).items():
-                i = self.item_index.get(item)
+            inv = [0.0] * len(self.items)
+            index = self.item_index
+            for item, n in (get("inventory") or {}).items():
+                i = index.get(item)
                 if i is not None:
-                    inv[i] = min(float(n), BIG)
-            out["inventory"] = inv
+                    inv[i] = n
+            floats += inv
         if self.metrics:
-            prog = o.get("current_progress") or {}
-            out["progress"] = np.clip(np.array([float(prog.get(m) or 0.0) for m in self.metrics], np.float32), -BIG, BIG)
-        ca = o.get("current_action") or {}
-        st = ca.get("status") if isinstance(ca, dict) else None
-        out["status"] = np.int64(STATUSES.index(st) + 1 if st in STATUSES else 0)
-        r = o.get("last_action_result")
-        la = np.zeros(3, np.int64)
-        if isinstance(r, dict):
-            t = self.tool_index.get(r.get("tool"))
-            la[0] = 0 if t is None else t + 1
-            la[1] = 1 if r.get("success") else 2
-            code = r.get("error_code")
-            if code:
-                la[2] = ERROR_CODES.index(code) + 1 if code in ERROR_CODES else len(ERROR_CODES) + 1
-        out["last_action"] = la
-        my_team = o.get("team")
-        for kind in self.kinds:
-            out[kind] = self._entities(kind, o.get(self.KINDS[kind][0]) or (), pos, my_team)
+            prog = get("current_progress") or {}
+            floats += [prog.get(m) or 0.0 for m in self.metrics]
         if self.points and self.teams:
-            ts = o.get("team_scores") or {}
-            out["team_scores"] = np.array([float(ts.get(t) or 0) for t in self.teams], np.float32)
+            ts = get("team_scores") or {}
+            floats += [ts.get(t) or 0 for t in self.teams]
+        ca = get("current_action")
+        ints = [self.status_index.get(ca.get("status"), 0) if isinstance(ca, dict) else 0]
+        r = get("last_action_result")
+        if isinstance(r, dict):
+            code = r.get("error_code")
+            ints += (self.tool_index.get(r.get("tool"), -1) + 1, 1 if r.get("success") else 2,
+                     self.code_index.get(code, len(ERROR_CODES) + 1) if code else 0)
+        else:
+            ints += (0, 0, 0)
+        present = []
+        self._entities(o, pos, floats, ints, present)
+        fa, ia, pa = np.array(floats, np.float32), np.array(ints, np.int64), np.array(present, np.int8)
+        out, f = {}, 0
+        for key, n in self._float_layout:
+            out[key] = fa[f:f + n]
+            f += n
+        out["status"], out["last_action"] = ia[0], ia[1:4]
+        t = 4
+        for kind, _, n, width, _, _, _ in self._layout:
+            out[kind] = {"features": fa[f:f + n * width].reshape(n, width), "type": ia[t:t + n],
+                         "mask": pa[t - 4:t - 4 + n]}
+            f, t = f + n * width, t + n
         if self.components:
-            comps = o.get("components") or {}
+            comps = get("components") or {}
             out["components"] = {c: fit_text(_section_text(comps.get(c)), self.text_length) for c in self.components}
         out["action_mask"] = self.mask(o)
         return out
 
-    def _entities(self, kind, es, pos, my_team):
-        n = self.slots[kind]
-        extra = self.KINDS[kind][1]
-        feats = np.zeros((n, 4 + len(extra)), np.float32)
-        types = np.zeros(n, np.int64)
-        mask = np.zeros(n, np.int8)
-        index = self.type_index[kind]
-        for i, e in enumerate(es[:n]):
-            p = e.get("position") or pos
-            row = [p[0] - pos[0], p[1] - pos[1], p[2] - pos[2], e.get("distance") or 0.0]
-            for f in extra:
-                if f == "ally":
-                    t = e.get("team")
-                    v = 0.0 if not (t and my_team) else (1.0 if t == my_team else -1.0)
-                elif f in ("owner", "capturing"):
-                    t = e.get(f)
-                    v = 0.0 if not t else (1.0 if t == my_team else -1.0)
+    def _entities(self, o, pos, feats, types, present):
+        """The k nearest entities of each kind, appended to the lists: features, types,
+        presence."""
+        px, py, pz = pos[0], pos[1], pos[2]
+        my_team = o.get("team")
+        for kind, field, n, width, extra, index, key in self._layout:
+            es = o.get(field) or ()
+            m = min(len(es), n)
+            sides = kind in self._sided
+            for e in es[:m]:
+                get = e.get
+                p = get("position") or pos
+                feats += (p[0] - px, p[1] - py, p[2] - pz, get("distance") or 0.0)
+                if sides:
+                    for f in extra:
+                        if f in self.SIDES:  # a team: 1 mine, -1 another, 0 none
+                            t = get("team" if f == "ally" else f)
+                            feats.append(0.0 if not (t and my_team) else (1.0 if t == my_team else -1.0))
+                        else:
+                            feats.append(get(f) or 0.0)
                 else:
-                    v = e.get(f)
-                    v = float(v) if v is not None else 0.0
-                row.append(v)
-            feats[i] = row
-            key = e.get("name") if kind in ("agents", "teammates", "capture_points") else \
-                e.get(("resource_type", "station_type", "hazard_type", "obstacle_type")[
-                    ("resources", "stations", "hazards", "obstacles").index(kind)])
-            types[i] = index.get(key, 0)
-            mask[i] = 1
-        np.clip(feats, -BIG, BIG, out=feats)
-        return {"features": feats, "type": types, "mask": mask}
+                    for f in extra:
+                        feats.append(get(f) or 0.0)
+                types.append(index.get(get(key), 0))
+            if m < n:
+                feats += [0.0] * ((n - m) * width)
+                types += [0] * (n - m)
+            present += [1] * m + [0] * (n - m)
 
     # -- masks ----------------------------------------------------------------------
 
     def mask(self, o: dict) -> dict:
         """What the server would accept now: tools and, per tool, the parameter values.
 
-        ``collect``: resources within the collection range, when the inventory has room; ``craft``: recipes whose
-        inputs are in the inventory, at a free station of their type within the
-        crafting range; ``send_message``: living agents; ``move_to``, ``idle`` and the
-        components' tools: always. Query tools are masked out in the "dict" encoding
-        (their results are not encoded) and allowed in the "text" one. A dead agent or
-        a busy one (crafting) has only ``idle``.
+        ``collect``: resources within the collection range, when the inventory has
+        room; ``craft``: recipes whose inputs are in the inventory, at a free station
+        of their type within the crafting range; ``send_message``: living agents;
+        ``move_to``, ``idle`` and the components' tools: always. Query tools are masked
+        out in the "dict" encoding (their results are not encoded) and allowed in the
+        "text" one. A dead agent has nothing; a busy one (crafting) no move, collect
+        or craft.
         """
-        alive = bool(o.get("alive", True))
-        ca = o.get("current_action") or {}
+        get, k = o.get, self.k
+        alive = get("alive") is not False
+        ca = get("current_action")
         busy = isinstance(ca, dict) and ca.get("status") == "crafting"
-        inv = o.get("inventory") or {}
-        collect_range = float(self.rules.get("collect_range") or 2.0)
-        craft_range = float(self.rules.get("craft_range") or 2.5)
-        res = o.get("nearby_resources") or ()
-        stations = o.get("nearby_stations") or ()
-        recipes = o.get("available_recipes") or {}
-        free_types = {s.get("station_type") for s in stations[:self.k]
-                      if (s.get("distance") or 0) <= craft_range and not s.get("in_use")}
-        craftable = [r for r in self.recipes if r in recipes and recipes[r].get("station_type") in free_types
-                     and all(inv.get(i, 0) >= n for i, n in (recipes[r].get("inputs") or {}).items())]
-        living = set(o.get("agent_ids") or ()) - {o.get("agent_id")}
-        room = (o.get("inventory_used") or 0) < (o.get("inventory_capacity") or 0)
-        tool = np.zeros(len(self.tools), np.int8)
-        out = {"tool": tool}
-        for name, i in self.tool_index.items():
-            if not alive:
-                ok = False
-            elif name == "idle":
-                ok = True
-            elif name == "collect":
-                ok = not busy and room and any((r.get("distance") or 0) <= collect_range for r in res[:self.k])
-            elif name == "craft":
-                ok = not busy and bool(craftable)
-            elif name == "move_to":
-                ok = not busy
-            elif name == "send_message":
-                ok = bool(living)
-            elif name in self.queries:
-                ok = self.mode == "text"
+        res = (get("nearby_resources") or ())[:k]
+        stations = (get("nearby_stations") or ())[:k]
+        reach = [(e.get("distance") or 0) <= self.collect_range for e in res]
+        if (get("inventory_used") or 0) >= (get("inventory_capacity") or 0):
+            reach = [False] * len(reach)
+        craftable, at = [], [False] * len(stations)
+        if self.recipes and stations:
+            recipes, inv = get("available_recipes") or {}, get("inventory") or {}
+            free = {}
+            for j, st in enumerate(stations):
+                if (st.get("distance") or 0) <= self.craft_range and not st.get("in_use"):
+                    free.setdefault(st.get("station_type"), []).append(j)
+            for r in self.recipes:
+                rec = recipes.get(r)
+                if rec and rec.get("station_type") in free and all(
+                        inv.get(i, 0) >= n for i, n in (rec.get("inputs") or {}).items()):
+                    craftable.append(r)
+                    for j in free[rec.get("station_type")]:
+                        at[j] = True
+        living = set(get("agent_ids") or ()) - {get("agent_id")}
+        allowed = {"idle": True, "move_to": not busy, "collect": not busy and any(reach),
+                   "craft": not busy and bool(craftable), "send_message": bool(living)}
+        default = self.mode == "text"  # query tools
+        buf = [alive and allowed.get(t, t not in self.queries or default) for t in self.tools]
+        for name, p in self._mask_layout:  # one flat list, one array, a view per part
+            if p.kind == "slot":
+                got = reach if p.entity == "resources" else at
+                buf += got
+                buf += [False] * (k - len(got))
+            elif p.kind == "choice" and name == "craft":
+                buf += [r in craftable for r in p.values]
+            elif p.kind == "choice" and p.agents:
+                ok = living | {"all"} | ({"team"} if get("team") else set())
+                buf += [x in ok for x in p.values]
             else:
-                ok = True
-            tool[i] = ok
-        for name, ps in self.params.items():
-            m = {}
-            for p in ps:
-                if p.kind == "slot":
-                    es = res if p.entity == "resources" else stations
-                    rng = collect_range if p.entity == "resources" else craft_range
-                    v = np.zeros(self.k, np.int8)
-                    for j, e in enumerate(es[:self.k]):
-                        if (e.get("distance") or 0) <= rng and not (p.entity == "stations" and (
-                                e.get("in_use") or e.get("station_type") not in
-                                {recipes[r].get("station_type") for r in craftable})):
-                            v[j] = 1
-                    m[p.name] = v
-                elif p.kind == "choice":
-                    if name == "craft":
-                        v = np.array([r in craftable for r in p.values], np.int8)
-                    elif getattr(p, "agents", False):
-                        ok = living | {"all"} | ({"team"} if o.get("team") else set())
-                        v = np.array([x in ok for x in p.values], np.int8)
-                    else:
-                        v = np.ones(len(p.values), np.int8)
-                    m[p.name] = v
-                elif p.kind == "text":
-                    m[p.name] = (np.int64(p.length), np.ones(len(PARAM_CHARSET), np.int8))
-                else:
-                    m[p.name] = np.ones(1, np.int8)
-            out[name] = m
+                buf += p.ones
+        arr = np.array(buf, np.int8)
+        n = len(self.tools)
+        out = {"tool": arr[:n]}
+        for name, p in self._mask_layout:
+            m = out.get(name)
+            if m is None:
+                m = out[name] = {}
+            size = len(p.ones) if p.kind != "slot" else k
+            m[p.name] = (np.int64(p.length), arr[n:n + size]) if p.kind == "text" else arr[n:n + size]
+            n += size
         return out
 
     # -- actions --------------------------------------------------------------------
