@@ -19,6 +19,7 @@ choices that the server would accept now (see :meth:`Codec.mask`), so that
 
 from __future__ import annotations
 
+import array
 import math
 import re
 import string
@@ -47,6 +48,18 @@ BIG = float(np.finfo(np.float32).max)  # the bound of unbounded quantities: floa
 EMPTY_SLOT = "-"  # the name sent for an entity slot that holds nothing (the server answers NOT_FOUND)
 
 _AGENT_PARAM = re.compile(r"\bagent id\b|\bagent_\d{3}\b|e\.g\. agent_", re.I)
+
+
+def _f32(values: list) -> np.ndarray:  # array.array converts a list twice as fast as np.array
+    return np.frombuffer(array.array("f", values), np.float32)
+
+
+def _i64(values: list) -> np.ndarray:
+    return np.frombuffer(array.array("q", values), np.int64)
+
+
+def _i8(values: list) -> np.ndarray:
+    return np.frombuffer(array.array("b", values), np.int8)
 
 
 def fit_text(s: str, max_length: int) -> str:
@@ -121,9 +134,7 @@ class Codec:
             raise ValueError(f"observation must be 'dict' or 'text', not {observation!r}")
         self.info, self.mode, self.k, self.text_length = info, observation, int(k), int(text_length)
         self.all_agents = list(info["agent_ids"])
-        self.agent_index = {a: i for i, a in enumerate(self.all_agents)}
         self.teams = list(info.get("teams") or [])
-        self.agent_teams = dict(info.get("agent_teams") or {})
         self.items = list(info.get("items") or [])
         self.item_index = {x: i for i, x in enumerate(self.items)}
         self.recipes = list(info.get("recipes") or [])
@@ -312,7 +323,7 @@ class Codec:
             ints += (0, 0, 0)
         present = []
         self._entities(o, pos, floats, ints, present)
-        fa, ia, pa = np.array(floats, np.float32), np.array(ints, np.int64), np.array(present, np.int8)
+        fa, ia, pa = _f32(floats), _i64(ints), _i8(present)
         out, f = {}, 0
         for key, n in self._float_layout:
             out[key] = fa[f:f + n]
@@ -411,7 +422,7 @@ class Codec:
                 buf += [x in ok for x in p.values]
             else:
                 buf += p.ones
-        arr = np.array(buf, np.int8)
+        arr = _i8(buf)
         n = len(self.tools)
         out = {"tool": arr[:n]}
         for name, p in self._mask_layout:
