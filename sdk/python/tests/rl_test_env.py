@@ -369,7 +369,9 @@ class GymnasiumTest(unittest.TestCase):
                 self.assertIsInstance(env.unwrapped, ArenaEnv)
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always")
-                    check_env(env.unwrapped, skip_render_check=True)
+                    # rendering is checked too where there is a display (test.sh: Xvfb)
+                    check_env(env.unwrapped, skip_render_check=env_id != "arena/Foraging-v0"
+                              or not os.environ.get("DISPLAY"))
                 self.assertEqual([str(w.message) for w in caught], [])
         self.assertEqual(env.unwrapped.par.possible_agents, ["red_1"])  # the others are bots
 
