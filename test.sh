@@ -1,13 +1,22 @@
 #!/usr/bin/env bash
 # Runs every Arena test. Installs what the tests need when it is missing
-# (Debian packages via apt-get when run as root): xvfb for render tests and
-# python3-cbor2 for the Python SDK tests.
+# (Debian packages via apt-get when run as root): xvfb for render tests,
+# python3-cbor2 for the Python SDK tests, and python3-numpy, -cloudpickle and
+# -typing-extensions for the RL environment tests when gymnasium is at hand.
 set -euo pipefail
 cd "$(dirname "$0")"
 
 need=()
 command -v xvfb-run >/dev/null 2>&1 || need+=(xvfb xauth libgl1 libglx-mesa0 libgl1-mesa-dri libegl1 libx11-6 libxrandr2 libxi6 libxcursor1 libxinerama1 libxrender1 libxext6)
 /usr/bin/python3 -c 'import cbor2' >/dev/null 2>&1 || need+=(python3 python3-cbor2)
+# The Python RL tests use unmodified gymnasium and pettingzoo from $ARENA_THIRD_PARTY, else
+# ../shared/third_party/python beside the repository (not in a fresh clone elsewhere).
+rl_path=${ARENA_THIRD_PARTY:-$(cd .. && pwd)/shared/third_party/python}
+[[ -d $rl_path/gymnasium && -d $rl_path/pettingzoo ]] || rl_path=
+if [[ -n $rl_path ]]; then
+  /usr/bin/python3 -c 'import numpy, cloudpickle, typing_extensions' >/dev/null 2>&1 ||
+    need+=(python3-numpy python3-cloudpickle python3-typing-extensions)
+fi
 if ((${#need[@]})); then
   if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null 2>&1; then
     echo "test.sh: installing ${need[*]}"
@@ -53,6 +62,13 @@ go test -run '^$' -fuzz '^FuzzComponentTools$' -fuzztime 10s ./components
 
 echo "== Python SDK (sdk/python)"
 PYTHONPATH=sdk/python /usr/bin/python3 -m unittest discover -s sdk/python/tests
+if [[ -n $rl_path ]]; then
+  echo "== Python RL environments: PettingZoo's and Gymnasium's own tests (from $rl_path; render under Xvfb)"
+  PYTHONPATH=sdk/python:$rl_path xvfb-run -a /usr/bin/python3 -m unittest discover -s sdk/python/tests -p 'rl_test*.py'
+else
+  echo "== Python RL environments: SKIPPED, gymnasium and pettingzoo not found (set ARENA_THIRD_PARTY to a folder"
+  echo "   holding them, or provide ../shared/third_party/python); sdk/python/tests/rl_test*.py did not run"
+fi
 
 echo "== MCP: the official TypeScript SDK client over stdio (mcp/testdata/ts)"
 if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -12,12 +13,23 @@ import (
 	"github.com/arena-sim/arena/mcp"
 	"github.com/arena-sim/arena/scenarios"
 	"github.com/arena-sim/arena/tools"
+	"github.com/arena-sim/arena/world"
 )
 
 func cmdScenarios(args []string, stdout io.Writer) error {
 	fs := newFlags("scenarios", stdout)
+	format := fs.String("format", "text", "text (a table of the built-in scenarios) or json (what an environment needs to know before it starts a server: slot ids, vocabularies, rules, tools)")
+	scenario := fs.String("scenario", "", "with --format json: describe only this built-in scenario or scenario file")
+	agents := fs.Int("agents", 0, "with --format json: the number of agent slots whose ids to list (default: the scenario's)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	switch *format {
+	case "json":
+		return scenariosJSON(stdout, *scenario, *agents)
+	case "text":
+	default:
+		return fmt.Errorf("scenarios: unknown format %q (text, json)", *format)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tSIZE\tAGENTS\tTICKS\tDESCRIPTION")
@@ -33,6 +45,160 @@ func cmdScenarios(args []string, stdout io.Writer) error {
 		fmt.Fprintf(tw, "%s\t%gx%g\t%d (max %d)\t%d\t%s\n", sc.Name, w, d, sc.Agents.Count, sc.Agents.Max, sc.TimeLimit(), sc.Description)
 	}
 	return tw.Flush()
+}
+
+// scenarioInfo is one scenario as `arena scenarios --format json` prints it:
+// what a reinforcement-learning environment must know before the episode
+// starts (sdk/python's ArenaParallelEnv builds its spaces from it).
+type scenarioInfo struct {
+	Name           string            `json:"name"`
+	Description    string            `json:"description"`
+	Bounds         [4]float64        `json:"bounds"` // min x, min z, max x, max z
+	TickRate       float64           `json:"tick_rate"`
+	TimeLimit      int               `json:"time_limit"`
+	DecisionPeriod int               `json:"decision_period"`
+	AgentCount     int               `json:"agent_count"` // the scenario's default
+	MaxAgents      int               `json:"max_agents"`
+	Bot            string            `json:"bot,omitempty"`
+	AgentIDs       []string          `json:"agent_ids"` // the slots for --agents, in scenario order
+	Teams          []string          `json:"teams,omitempty"`
+	AgentTeams     map[string]string `json:"agent_teams,omitempty"`
+	Rules          scenarioRules     `json:"rules"`
+	Items          []string          `json:"items"`
+	ResourceTypes  []string          `json:"resource_types"`
+	StationTypes   []string          `json:"station_types"`
+	HazardTypes    []string          `json:"hazard_types"`
+	ObstacleTypes  []string          `json:"obstacle_types"`
+	Recipes        []string          `json:"recipes"`
+	CapturePoints  []string          `json:"capture_points"`
+	Components     []string          `json:"components"`
+	Metrics        []string          `json:"metrics"`
+	Objective      world.Objective   `json:"objective"`
+	Tools          []tools.Spec      `json:"tools"`
+	Variables      map[string]any    `json:"variables,omitempty"`
+	HeightRange    [2]float64        `json:"height_range"` // lowest and highest ground
+}
+
+// scenarioRules are the world rules with their defaults applied.
+type scenarioRules struct {
+	PerceptionRadius   float64 `json:"perception_radius"`
+	CollectRange       float64 `json:"collect_range"`
+	CraftRange         float64 `json:"craft_range"`
+	InventoryCapacity  int     `json:"inventory_capacity"`
+	MaxHealth          float64 `json:"max_health"`
+	BaseSpeed          float64 `json:"base_speed"`
+	MaxSpeedMultiplier float64 `json:"max_speed_multiplier"`
+	MaxMessageLen      int     `json:"max_message_length"`
+	ToolCallLimit      int     `json:"tool_call_limit"`
+}
+
+// scenariosJSON prints one scenario (name or file) or, when name is empty,
+// every built-in scenario, as JSON.
+func scenariosJSON(stdout io.Writer, name string, agents int) error {
+	names := scenarios.Builtin()
+	if name != "" {
+		names = []string{name}
+	}
+	var out []scenarioInfo
+	for _, n := range names {
+		sc, err := scenarios.Load(n)
+		if err != nil {
+			return err
+		}
+		info, err := describeScenario(sc, agents)
+		if err != nil {
+			return err
+		}
+		out = append(out, info)
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if name != "" {
+		return enc.Encode(out[0])
+	}
+	return enc.Encode(out)
+}
+
+func describeScenario(sc *scenarios.Scenario, agents int) (scenarioInfo, error) {
+	w, err := sc.NewWorld(scenarios.Options{Seed: 1, Agents: agents})
+	if err != nil {
+		return scenarioInfo{}, err
+	}
+	reg, err := tools.ForWorld(w)
+	if err != nil {
+		return scenarioInfo{}, err
+	}
+	b, r := w.Bounds(), w.Rules()
+	info := scenarioInfo{
+		Name: sc.Name, Description: sc.Description, Bounds: [4]float64{b.MinX, b.MinZ, b.MaxX, b.MaxZ},
+		TickRate: w.TickRate(), TimeLimit: w.Objective().TimeLimit, DecisionPeriod: max(sc.Limits.DecisionPeriod, 1),
+		AgentCount: sc.Agents.Count, MaxAgents: sc.Agents.Max, Bot: sc.Agents.Bot, Teams: sc.Agents.Teams,
+		Rules: scenarioRules{PerceptionRadius: r.PerceptionRadius, CollectRange: r.CollectRange, CraftRange: r.CraftRange,
+			InventoryCapacity: r.InventoryCapacity, MaxHealth: r.MaxHealth, BaseSpeed: r.BaseSpeed,
+			MaxSpeedMultiplier: r.MaxSpeedMultiplier, MaxMessageLen: r.MaxMessageLen, ToolCallLimit: sc.ToolCallLimit()},
+		Objective: w.Objective(), Tools: reg.Specs(), Variables: w.Variables(),
+	}
+	for _, a := range w.Agents() {
+		info.AgentIDs = append(info.AgentIDs, a.ID)
+		if a.Team != "" {
+			if info.AgentTeams == nil {
+				info.AgentTeams = map[string]string{}
+			}
+			info.AgentTeams[a.ID] = a.Team
+		}
+	}
+	set := func(dst *[]string, names ...string) {
+		for _, n := range names {
+			if n != "" && !slices.Contains(*dst, n) {
+				*dst = append(*dst, n)
+			}
+		}
+		slices.Sort(*dst)
+	}
+	info.Items, info.ResourceTypes, info.StationTypes, info.HazardTypes = []string{}, []string{}, []string{}, []string{}
+	info.ObstacleTypes, info.Recipes, info.CapturePoints, info.Components = []string{}, []string{}, []string{}, []string{}
+	for _, it := range sc.Items {
+		set(&info.Items, it.Name)
+	}
+	for _, rc := range sc.Recipes {
+		set(&info.Recipes, rc.Output)
+		set(&info.Items, rc.Output)
+		set(&info.StationTypes, rc.StationType)
+		for _, in := range slices.Sorted(maps.Keys(rc.Inputs)) {
+			set(&info.Items, in)
+		}
+	}
+	for _, x := range w.Resources() {
+		set(&info.ResourceTypes, x.ResourceType)
+		set(&info.Items, x.ResourceType)
+	}
+	for _, x := range w.Stations() {
+		set(&info.StationTypes, x.StationType)
+	}
+	for _, x := range w.Hazards() {
+		set(&info.HazardTypes, x.HazardType)
+	}
+	for _, x := range w.Obstacles() {
+		set(&info.ObstacleTypes, x.ObstacleType)
+	}
+	for _, x := range w.CapturePoints() {
+		info.CapturePoints = append(info.CapturePoints, x.Name)
+	}
+	for _, c := range sc.Components {
+		info.Components = append(info.Components, c.Type)
+	}
+	info.Metrics = slices.Sorted(maps.Keys(w.Objective().SuccessMetrics))
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, row := range sc.Terrain.Heights {
+		for _, h := range row {
+			lo, hi = min(lo, h), max(hi, h)
+		}
+	}
+	if len(sc.Terrain.Heights) == 0 {
+		lo, hi = 0, 0
+	}
+	info.HeightRange = [2]float64{sc.Terrain.Base + lo, sc.Terrain.Base + hi}
+	return info, nil
 }
 
 func cmdTools(args []string, stdout io.Writer) error {

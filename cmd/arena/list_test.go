@@ -4,6 +4,10 @@ import (
 	"encoding/json"
 	"slices"
 	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/arena-sim/arena/scenarios"
 )
 
 func TestToolsFormats(t *testing.T) {
@@ -110,3 +114,45 @@ func TestToolsFormats(t *testing.T) {
 		t.Error("unknown format accepted")
 	}
 }
+
+// TestScenariosJSON checks what environments read before they start a server:
+// the slot ids for a number of agents, the vocabularies and the tools.
+func TestScenariosJSON(t *testing.T) {
+	out, _, err := arena(t, "scenarios", "--format", "json", "--scenario", "team_capture", "--agents", "6")
+	require.NoError(t, err)
+	var tc scenarioInfo
+	require.NoError(t, json.Unmarshal([]byte(out), &tc))
+	require.Equal(t, []string{"red_1", "blue_1", "red_2", "blue_2", "red_3", "blue_3"}, tc.AgentIDs)
+	require.Equal(t, "blue", tc.AgentTeams["blue_3"])
+	require.Equal(t, []string{"PointA", "PointB", "PointC", "PointD", "PointE"}, tc.CapturePoints)
+	require.Equal(t, 15.0, tc.Rules.PerceptionRadius)
+	require.Equal(t, [2]float64{0.2, 3.7}, tc.HeightRange)
+
+	out, _, err = arena(t, "scenarios", "--format", "json")
+	require.NoError(t, err)
+	var all []scenarioInfo
+	require.NoError(t, json.Unmarshal([]byte(out), &all))
+	byName := map[string]scenarioInfo{}
+	for _, s := range all {
+		require.Len(t, s.AgentIDs, s.AgentCount, s.Name)
+		require.NotEmpty(t, s.Tools, s.Name)
+		byName[s.Name] = s
+	}
+	require.Len(t, all, len(scenarios.Builtin()))
+	f := byName["foraging"]
+	require.Equal(t, []string{"agent_001", "agent_002"}, f.AgentIDs)
+	require.Equal(t, []string{"berry", "meal", "mushroom", "shelter", "stone", "torch", "wood"}, f.Items)
+	require.Equal(t, []string{"berry", "mushroom", "stone", "wood"}, f.ResourceTypes)
+	require.Equal(t, []string{"anvil", "workbench"}, f.StationTypes)
+	require.Equal(t, []string{"meal", "shelter", "torch"}, f.Recipes)
+	require.Equal(t, 600, f.TimeLimit)
+	require.Equal(t, [4]float64{-25, -25, 25, 25}, f.Bounds)
+	require.Equal(t, []string{"economy", "market", "social"}, sortedCopy(byName["town_square"].Components))
+
+	_, _, err = arena(t, "scenarios", "--format", "yaml")
+	require.ErrorContains(t, err, `unknown format "yaml"`)
+	_, _, err = arena(t, "scenarios", "--format", "json", "--scenario", "foraging", "--agents", "17")
+	require.ErrorContains(t, err, "at most 16 agents")
+}
+
+func sortedCopy(s []string) []string { return slices.Sorted(slices.Values(s)) }

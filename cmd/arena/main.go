@@ -58,8 +58,9 @@ Usage:
   arena view FILE | arena view --connect unix:PATH|tcp:HOST:PORT [--token T]
       Watch a replay, or join a running server as a spectator, in a window:
       pause, step, speed, pan, zoom and inspect agents (docs/viewer.md).
-  arena scenarios
-      List the built-in scenarios.
+  arena scenarios [--format text|json] [--scenario NAME|FILE] [--agents N]
+      List the built-in scenarios; --format json also gives slot ids, vocabularies,
+      rules and tools (what a reinforcement-learning environment needs).
   arena tools [--scenario NAME|FILE] [--format text|json|openai]
       Print the tools agents can call, with their JSON Schema parameters.
   arena bench [--agents N] [--size S] [--ticks T] [--ipc]

@@ -19,13 +19,20 @@ from .types import (ActionResult, Decision, Entity, Message, Observation, QueryR
 __version__ = VERSION
 __all__ = ["Decision", "Observation", "Record", "Entity", "Recipe", "Message", "ActionResult", "QueryResult", "Vec3",
            "Client", "ArenaError", "ConnectionLost", "connect", "run", "query", "current_client",
-           "ArenaParallelEnv", "LLMAgent"]
+           "ArenaParallelEnv", "ArenaEnv", "make_vec", "LLMAgent"]
+
+
+_ENV = ("ArenaParallelEnv", "ArenaEnv", "make_vec")
 
 
 def __getattr__(name):
-    if name == "ArenaParallelEnv":
-        from .env import ArenaParallelEnv
-        return ArenaParallelEnv
+    if name in _ENV:  # numpy and gymnasium are needed only here
+        try:
+            from . import env
+        except ImportError as e:
+            raise ImportError(f"agent_arena_sdk.{name} needs numpy and gymnasium (and pettingzoo for the "
+                              f"PettingZoo base class): pip install gymnasium pettingzoo ({e})") from e
+        return getattr(env, name)
     if name == "LLMAgent":
         from .llm import LLMAgent
         return LLMAgent

@@ -67,6 +67,56 @@ def _dial(address: str, timeout: float) -> socket.socket:
     return sock
 
 
+def dial(address: str, timeout: float = 10.0, retry_for: float = 0.0, alive: Callable[[], bool] | None = None) -> socket.socket:
+    """Opens a connection to ``address``, retrying for ``retry_for`` seconds while nothing
+    listens there yet (no socket file, connection refused: a server still starting).
+    Raises ConnectionError naming the address when it gives up, or at once when
+    ``alive()`` turns false (the server process exited)."""
+    deadline = time.monotonic() + max(retry_for, 0.0)
+    while True:
+        try:
+            return _dial(address, timeout)
+        except (FileNotFoundError, ConnectionRefusedError) as e:
+            gone = alive is not None and not alive()
+            if gone or time.monotonic() >= deadline:
+                what = "no socket file" if isinstance(e, FileNotFoundError) else "connection refused"
+                waited = f" (waited {retry_for:g}s)" if retry_for > 0 else ""
+                raise ConnectionError(f"cannot connect to {address}: {what}{waited}; is `arena serve "
+                                      f"--listen {address}` running?") from e
+            time.sleep(0.02)
+
+
+def hello_message(agent: str | None = None, token: str | None = None, name: str | None = None) -> dict:
+    """The ``hello`` of an agent asking for slot ``agent`` (any free one when None)."""
+    hello = {"type": "hello", "protocol": PROTOCOL, "role": "agent", "sdk": f"arena-python/{VERSION}"}
+    if agent:
+        hello["agent"] = agent
+    if token:
+        hello["token"] = token
+    if name:
+        hello["name"] = name
+    return hello
+
+
+def handshake(sock: socket.socket, hello: dict, timeout: float, on_error: Callable[["ArenaError"], Any] | None = None) -> dict:
+    """Sends ``hello`` and returns the ``welcome``; raises ArenaError for a refusal.
+    Non-fatal errors before the welcome go to ``on_error``."""
+    sock.settimeout(timeout)
+    sock.sendall(encode_frame(hello))
+    while True:
+        m = read_frame(sock)
+        t = m.get("type")
+        if t == "welcome":
+            sock.settimeout(None)
+            return m
+        if t == "error":
+            e = ArenaError(m.get("code", ""), m.get("message", ""), bool(m.get("fatal")))
+            if e.fatal:
+                raise e
+            if on_error:
+                on_error(e)
+
+
 def encode_frame(msg: dict) -> bytes:
     body = cbor2.dumps(msg)
     return struct.pack(">I", len(body)) + body
@@ -200,16 +250,16 @@ class Client:
     >>> c.connect()                      # hello/welcome; raises ArenaError when refused
     >>> end = c.run(my_agent)            # plays every episode; returns the final episode_end
 
-    ``agent`` asks for a slot (any free one by default); after a reconnection the
-    client asks for the slot it was given, with the same ``token``.
+    ``slot`` asks for an agent slot (``"agent_002"``; any free one by default); after a
+    reconnection the client asks for the slot it was given, with the same ``token``.
     """
 
-    def __init__(self, address: str = "unix:arena.sock", *, agent: str | None = None, token: str | None = None,
+    def __init__(self, address: str = "unix:arena.sock", *, slot: str | None = None, token: str | None = None,
                  name: str | None = None, max_reconnects: int = 5, backoff: float = 0.2, max_backoff: float = 5.0,
-                 keepalive: float = 10.0, connect_timeout: float = 10.0,
+                 keepalive: float = 10.0, connect_timeout: float = 10.0, connect_retry: float = 5.0,
                  on_error: Callable[[ArenaError], Any] | None = None, logger: logging.Logger | None = None):
         self.address = address
-        self.agent = agent
+        self.slot = slot
         self.token = token
         self.name = name
         self.max_reconnects = max_reconnects
@@ -217,6 +267,7 @@ class Client:
         self.max_backoff = max_backoff
         self.keepalive = keepalive
         self.connect_timeout = connect_timeout
+        self.connect_retry = connect_retry
         self.on_error = on_error
         self.log = logger or log
         self.errors: list[ArenaError] = []  # non-fatal errors the server sent, oldest first (the last 100)
@@ -238,34 +289,18 @@ class Client:
     def tools(self) -> list:
         return list(self.welcome.get("tools", [])) if self.welcome else []
 
-    def connect(self) -> Record:
+    def connect(self, retry_for: float | None = None) -> Record:
         """Dials and says hello. Returns the welcome; raises ArenaError if refused
-        (UNAUTHORIZED, NO_SLOT, SLOT_TAKEN, UNSUPPORTED_PROTOCOL) and OSError if the
-        server cannot be reached."""
+        (UNAUTHORIZED, NO_SLOT, SLOT_TAKEN, UNSUPPORTED_PROTOCOL) and ConnectionError
+        (an OSError) naming the address if the server cannot be reached within
+        ``retry_for`` seconds (default ``connect_retry``: a server just started may
+        not listen yet)."""
         if self._closed:
             raise ConnectionLost("client closed")
-        sock = _dial(self.address, self.connect_timeout)
-        hello = {"type": "hello", "protocol": PROTOCOL, "role": "agent", "sdk": f"arena-python/{VERSION}"}
-        slot = self.agent_id or self.agent
-        if slot:
-            hello["agent"] = slot
-        if self.token:
-            hello["token"] = self.token
-        if self.name:
-            hello["name"] = self.name
+        sock = dial(self.address, self.connect_timeout, self.connect_retry if retry_for is None else retry_for)
         try:
-            sock.settimeout(self.connect_timeout)
-            sock.sendall(encode_frame(hello))
-            while True:
-                m = read_frame(sock)
-                t = m.get("type")
-                if t == "welcome":
-                    break
-                if t == "error":
-                    if m.get("fatal"):
-                        raise ArenaError(m.get("code", ""), m.get("message", ""), True)
-                    self._note_error(ArenaError(m.get("code", ""), m.get("message", ""), False))
-            sock.settimeout(None)
+            m = handshake(sock, hello_message(self.agent_id or self.slot, self.token, self.name),
+                          self.connect_timeout, self._note_error)
         except BaseException:
             sock.close()
             raise
@@ -396,7 +431,7 @@ class Client:
             if self._closed:
                 raise ConnectionLost("client closed")
             try:
-                self.connect()
+                self.connect(retry_for=0)
                 self._reconnects += 1
                 self.log.info("arena: reconnected as %s", self.agent_id)
                 return

@@ -48,7 +48,7 @@ class Decision:
 def plain(v: Any) -> Any:
     """Converts records, tuples and other mappings/sequences to plain CBOR-able values."""
     if isinstance(v, dict):
-        return {str(k): plain(x) for k, x in v.items()}
+        return {str(k): plain(x) for k, x in dict.items(v)}
     if isinstance(v, (list, tuple)):
         return [plain(x) for x in v]
     if isinstance(v, str):
@@ -62,13 +62,34 @@ def plain(v: Any) -> Any:
     return v
 
 
+class _KeyOrMethod:
+    """A dict method's name on Record: the payload's value when the record has that key
+    (``details.items`` is the list of items), else the dict method."""
+
+    __slots__ = ("name", "method")
+
+    def __init__(self, name):
+        self.name, self.method = name, getattr(dict, name)
+
+    def __get__(self, obj, cls=None):
+        if obj is not None and dict.__contains__(obj, self.name):
+            return dict.__getitem__(obj, self.name)
+        return self.method.__get__(obj, cls) if obj is not None else self.method
+
+
 class Record(dict):
     """A dict whose keys can also be read as attributes.
 
-    Dict methods win over keys of the same name (``details["items"]``, not
-    ``details.items``). A missing key declared in ``_defaults`` reads as its default;
-    any other missing key raises AttributeError.
+    Attribute access reads the payload, even for keys named like dict methods:
+    ``details.items`` is the ``items`` list when the record has that key (call the dict
+    method as ``dict.items(details)`` then); without such a key ``record.items()`` is the
+    dict method. A missing key declared in ``_defaults`` reads as its default; any
+    other missing key raises AttributeError.
     """
+
+    items, keys, values, get = (_KeyOrMethod(n) for n in ("items", "keys", "values", "get"))
+    pop, popitem, copy, update = (_KeyOrMethod(n) for n in ("pop", "popitem", "copy", "update"))
+    clear, setdefault = _KeyOrMethod("clear"), _KeyOrMethod("setdefault")
 
     _defaults: dict = {}
     _types: dict = {}
@@ -91,7 +112,7 @@ class Record(dict):
         self[name] = value
 
     def __dir__(self):
-        return sorted(set(super().__dir__()) | set(self.keys()))
+        return sorted(set(super().__dir__()) | set(dict.keys(self)))
 
     def __repr__(self):
         return f"{type(self).__name__}({dict.__repr__(self)})"
@@ -103,7 +124,7 @@ class Record(dict):
         if not isinstance(data, dict):
             return data
         out = cls()
-        for k, v in data.items():
+        for k, v in dict.items(data):
             t = cls._types.get(k)
             dict.__setitem__(out, k, _convert(t, v))
         return out
@@ -118,7 +139,7 @@ def _convert(t, v):
     if kind == "list" and isinstance(v, list):
         return [inner.wrap(x) if isinstance(x, dict) else _generic(x) for x in v]
     if kind == "map" and isinstance(v, dict):
-        return Record({k: inner.wrap(x) if isinstance(x, dict) else _generic(x) for k, x in v.items()})
+        return Record({k: inner.wrap(x) if isinstance(x, dict) else _generic(x) for k, x in dict.items(v)})
     if kind == "vec":
         return Vec3(v) if isinstance(v, list) else v
     if isinstance(v, dict):
@@ -156,7 +177,11 @@ _VEC = ("vec", None)
 class EntityType(str):
     """An entity's ``type`` ("resource", "station", ...) that also compares equal to its
     kind ("berry", "furnace", ...), so that both ``station.type == "station"`` and the
-    seed's ``station.type == recipe.station_type`` hold. ``.kind`` is the kind alone."""
+    seed's ``station.type == recipe.station_type`` hold. ``.kind`` is the kind alone.
+
+    Being equal to two different strings, it cannot hash like both, so a type with a
+    kind is not hashable: use ``str(e.type)`` (the type) or ``e.kind`` as set members and dict keys.
+    """
 
     kind: str | None
 
@@ -171,7 +196,11 @@ class EntityType(str):
     def __ne__(self, other):
         return not self.__eq__(other)
 
-    __hash__ = str.__hash__
+    def __hash__(self):
+        if self.kind is None or self.kind == str(self):
+            return str.__hash__(self)
+        raise TypeError(f"an entity type equals both {str(self)!r} and {self.kind!r}, so it is not hashable: "
+                        f"use str(entity.type) or entity.kind as a set member or dict key")
 
     def __reduce__(self):
         return (str, (str(self),))
@@ -192,15 +221,15 @@ class Entity(Record):
     @classmethod
     def wrap(cls, data):
         out = super().wrap(data)
-        if isinstance(out, dict) and isinstance(out.get("type"), str):
-            kind = next((out[f] for f in _KIND_FIELDS if isinstance(out.get(f), str)), None)
+        if isinstance(out, dict) and isinstance(dict.get(out, "type"), str):
+            kind = next((out[f] for f in _KIND_FIELDS if isinstance(dict.get(out, f), str)), None)
             dict.__setitem__(out, "type", EntityType(out["type"], kind))
         return out
 
     @property
     def kind(self):
         """The kind-specific type: resource_type, station_type, hazard_type or obstacle_type."""
-        t = self.get("type")
+        t = dict.get(self, "type")
         return getattr(t, "kind", None)
 
 
@@ -218,11 +247,11 @@ class Message(Record):
 
     @property
     def from_(self):
-        return self.get("from")
+        return dict.get(self, "from")
 
     @property
     def sender(self):
-        return self.get("from")
+        return dict.get(self, "from")
 
 
 class ActionResult(Record):

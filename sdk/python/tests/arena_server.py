@@ -1,5 +1,6 @@
 """Test helpers: build the arena binary once and start `arena serve` processes."""
 
+import atexit
 import os
 import shutil
 import subprocess
@@ -23,6 +24,7 @@ def arena_binary():
         if go is None:
             raise RuntimeError("the Python SDK tests need Go to build `arena` (go is not on PATH)")
         _tmp = tempfile.mkdtemp(prefix="arena-pytest-")
+        atexit.register(shutil.rmtree, _tmp, True)
         _binary = os.path.join(_tmp, "arena")
         subprocess.run([go, "build", "-o", _binary, "./cmd/arena"], cwd=REPO, check=True)
     return _binary

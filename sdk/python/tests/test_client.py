@@ -1,10 +1,16 @@
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
 import threading
 import time
 import unittest
 
-from arena_server import ServerTest
+from arena_server import REPO, Server, ServerTest, arena_binary
 
-from agent_arena_sdk import ArenaError, Client, ConnectionLost, Decision, Observation, connect, query, run
+from agent_arena_sdk import (ArenaError, Client, ConnectionLost, Decision, Entity, Observation, Record, connect, query,
+                             run)
 import capture
 import crafter
 import forager
@@ -158,10 +164,10 @@ class ProtocolTest(ServerTest):
         # A second, slow client keeps the lockstep world from racing to its time limit
         # while the first one is away.
         s = self.serve("--scenario", "foraging", "--agents", "2", "--seed", "1")
-        other = Client(s.address, agent="agent_002")
+        other = Client(s.address, slot="agent_002")
         t = threading.Thread(target=other.run, args=(lambda obs: time.sleep(0.005),), daemon=True)
         t.start()
-        c = Client(s.address, agent="agent_001", backoff=0.05)
+        c = Client(s.address, slot="agent_001", backoff=0.05)
         f = forager.Forager()
         cuts = []
 
@@ -189,6 +195,80 @@ class ProtocolTest(ServerTest):
 
         with self.assertRaises(ConnectionLost):
             c.run(agent)
+
+
+class PitfallsTest(ServerTest):
+    """What a new user tripped over (issue 17)."""
+
+    def test_payload_keys_win_over_dict_methods(self):
+        s = self.serve("--scenario", "crafting", "--agents", "1", "--ticks", "3")
+        got = {}
+
+        def agent(obs):
+            if not got:
+                got["details"] = query("query_inventory")["inventory_details"]
+            return None
+
+        run(agent, s.address)
+        d = got["details"]
+        self.assertEqual(d.items, [])  # the payload's list, not dict.items
+        self.assertEqual(d.capacity, 20)  # crafting.json: inventory_capacity
+        self.assertEqual(sorted(dict.keys(d)), ["capacity", "items", "used"])
+        r = Record.wrap({"capacity": 1})
+        self.assertEqual(list(r.items()), [("capacity", 1)])  # no such key: the dict method
+        self.assertEqual(r.get("capacity"), 1)
+
+    def test_entity_type_equality_and_hashing_agree(self):
+        st = Entity.wrap({"name": "Furnace1", "type": "station", "station_type": "furnace", "position": [0, 0, 0]})
+        self.assertTrue(st.type == "station" and st.type == "furnace" and st.kind == "furnace")
+        with self.assertRaisesRegex(TypeError, r"use str\(entity.type\) or entity.kind"):
+            {st.type}
+        self.assertEqual({str(st.type), st.kind}, {"station", "furnace"})
+        ag = Entity.wrap({"name": "agent_002", "type": "agent", "position": [0, 0, 0]})
+        self.assertEqual({ag.type}, {"agent"})  # no kind: an ordinary string
+        self.assertEqual(hash(ag.type), hash("agent"))
+
+    def test_run_takes_the_slot_option(self):
+        s = self.serve("--scenario", "foraging", "--agents", "2", "--ticks", "3")
+        seen = set()
+        other = threading.Thread(target=run, args=(lambda obs: None, s.address), kwargs={"slot": "agent_001"},
+                                 daemon=True)
+        other.start()
+        run(lambda obs: seen.add(obs.agent_id), s.address, slot="agent_002")
+        other.join(10)
+        self.assertEqual(seen, {"agent_002"})
+
+    def test_first_connect_waits_for_the_server_and_names_the_socket(self):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d, True)
+        sock = os.path.join(d, "late.sock")
+        with self.assertRaisesRegex(ConnectionError, f"cannot connect to unix:{sock}: no socket file"):
+            Client("unix:" + sock, connect_retry=0.1).connect()
+        arena_binary()  # built before the clock starts
+        late = []
+        t = threading.Timer(0.5, lambda: late.append(Server("--scenario", "foraging", "--agents", "1",
+                                                              "--ticks", "2", "--listen", "unix:" + sock)))
+        t.start()
+        try:
+            end = run(lambda obs: None, "unix:" + sock)  # retries the first connect for 5 s
+            self.assertEqual(end.reason, "time_limit")
+        finally:
+            t.join()
+            for srv in late:
+                srv.stop()
+
+    def test_the_sdk_works_without_gymnasium(self):
+        code = ("import sys; sys.modules['gymnasium'] = sys.modules['numpy'] = None\n"
+                "import agent_arena_sdk\n"
+                "from agent_arena_sdk import Decision, run, Client, LLMAgent\n"
+                "try:\n"
+                "    agent_arena_sdk.ArenaParallelEnv\n"
+                "except ImportError as e:\n"
+                "    print('ImportError', e)\n")
+        env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "sdk", "python"))
+        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("ImportError agent_arena_sdk.ArenaParallelEnv needs numpy and gymnasium", p.stdout)
 
 
 if __name__ == "__main__":
