@@ -239,7 +239,7 @@ func TestHTTPTokens(t *testing.T) {
 // like a CBOR client that disconnects; when every slot is taken, a new
 // session is refused with NO_SLOT.
 func TestHTTPSessionEndFreesItsSlot(t *testing.T) {
-	var logs syncBuffer
+	var logs testutil.SyncBuffer
 	b, _, _ := arenaServer(t, server.Options{Agents: 3, Bots: 1, Log: slog.New(slog.NewTextHandler(&logs, nil))}, HTTPOptions{}, false)
 	first, err := connectHTTP(t, b.URL(), "", nil)
 	require.NoError(t, err)
@@ -258,24 +258,6 @@ func TestHTTPSessionEndFreesItsSlot(t *testing.T) {
 	// Every slot is played: the episode has started.
 	turn, _ := testutil.CallMCP(t, again, "observe", nil)
 	require.Equal(t, 0, turn.Observation.Tick)
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent use: a log to read.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestHTTPRealtime: in real time the world does not wait; an action applies
@@ -386,7 +368,7 @@ func TestHTTPDeath(t *testing.T) {
 // TestHTTPRefusedInitializeTakesNoSlot: an initialize the transport refuses
 // (no event streams accepted) takes no slot, so it cannot start the episode.
 func TestHTTPRefusedInitializeTakesNoSlot(t *testing.T) {
-	var logs syncBuffer
+	var logs testutil.SyncBuffer
 	b, _, _ := arenaServer(t, server.Options{Agents: 2, Bots: 1, Log: slog.New(slog.NewTextHandler(&logs, nil))}, HTTPOptions{}, false)
 	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"curl","version":"0"}}}`
 	req, err := http.NewRequest(http.MethodPost, b.URL(), bytes.NewBufferString(init))

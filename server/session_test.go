@@ -1,15 +1,14 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/arena-sim/arena/engine"
+	"github.com/arena-sim/arena/internal/testutil"
 	"github.com/arena-sim/arena/ipc"
 	"github.com/arena-sim/arena/scenarios"
 	"github.com/arena-sim/arena/server"
@@ -167,26 +166,8 @@ func TestSpectatorsPauseStepAndResume(t *testing.T) {
 	require.False(t, f.Paused)
 }
 
-// logBuffer collects a server's log lines.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 func TestRealtimeOverrunsAreCaughtUpOrSkippedWithAWarning(t *testing.T) {
-	var logs logBuffer
+	var logs testutil.SyncBuffer
 	// A million ticks a second: every tick overruns its microsecond.
 	_, done, cancel := start(t, server.Options{Seed: 1, Agents: 2, Bots: 2, Mode: "realtime", TickRate: 1e6, Ticks: 50,
 		Log: slog.New(slog.NewTextHandler(&logs, nil))})

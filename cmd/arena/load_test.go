@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arena-sim/arena/internal/testutil"
 	"github.com/arena-sim/arena/scenarios"
 	"github.com/stretchr/testify/require"
 )
@@ -67,7 +68,7 @@ func TestScenarioFilesAreBounded(t *testing.T) {
 // for a clean stop; a second one exits at once. Real signals, sent to this
 // process.
 func TestASecondInterruptExitsAtOnce(t *testing.T) {
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	exited := make(chan int, 1)
 	ctx, stop := interruptible(context.Background(), &out, func(code int) { exited <- code })
 	defer stop()

@@ -1,39 +1,20 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/arena-sim/arena/internal/testutil"
 	"github.com/arena-sim/arena/ipc"
 	"github.com/fxamacker/cbor/v2"
 	"github.com/stretchr/testify/require"
 )
-
-// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // serveLog runs arena serve with args until it has logged that it listens
 // on every address, stops it, and returns its log.
@@ -41,7 +22,7 @@ func serveLog(t *testing.T, listens int, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out, errOut syncBuffer
+	var out, errOut testutil.SyncBuffer
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, append([]string{"serve", "--out", t.TempDir()}, args...), &out, &errOut) }()
 	deadline := time.Now().Add(10 * time.Second)
@@ -78,7 +59,7 @@ func TestServeLeavesAStoppedEpisodeOutOfItsReport(t *testing.T) {
 	sock := "unix:" + filepath.Join(dir, "arena.sock")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out, errOut syncBuffer
+	var out, errOut testutil.SyncBuffer
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"serve", "--listen", sock, "--out", dir, "--agents", "1", "--episodes", "2", "--ticks", "3",

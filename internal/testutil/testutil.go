@@ -2,6 +2,8 @@
 package testutil
 
 import (
+	"bytes"
+	"sync"
 	"testing"
 
 	"github.com/arena-sim/arena/world"
@@ -64,4 +66,23 @@ func WalkTo(t testing.TB, w *world.World, id string, x, z float64) {
 		w.Step()
 	}
 	require.LessOrEqual(t, w.GroundDistTo(a, x, z), w.Rules().ArrivalTolerance, "agent %s did not reach (%g, %g)", id, x, z)
+}
+
+// SyncBuffer is a bytes.Buffer safe for a writer and a reader at once: a
+// log or a command's output that a test reads while it is written.
+type SyncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *SyncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *SyncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
