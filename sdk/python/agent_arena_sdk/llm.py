@@ -26,7 +26,7 @@ import urllib.parse
 import urllib.request
 from typing import Any, Callable
 
-from .types import Decision
+from .types import Decision, plain
 from .xmltags import COMPLETE, INCOMPLETE, MALFORMED, NONE, TagParser, format_observation
 
 __all__ = ["ChatClient", "ModelError", "APIError", "ConnError", "is_fatal", "LLMAgent", "PERMANENT", "TURN_BASED"]
@@ -42,7 +42,7 @@ def compact(v: Any) -> str:
     if v is None:
         return "{}"
     try:
-        return json.dumps(v, separators=(",", ":"), sort_keys=True, ensure_ascii=False, default=str)
+        return json.dumps(plain(v), separators=(",", ":"), sort_keys=True, ensure_ascii=False, default=str)
     except (TypeError, ValueError):
         return str(v)
 
@@ -444,7 +444,7 @@ class _Call:
             body = {"status": "error", "result": self.result}
         else:
             body = {"status": "success", "result": self.data}
-        return json.dumps(_ints(body), separators=(",", ":"), ensure_ascii=False, default=str)
+        return json.dumps(_ints(plain(body)), separators=(",", ":"), ensure_ascii=False, default=str)
 
 
 def _estimate_tokens(messages: list, tools: list | None, resp: dict) -> tuple[int, int]:
@@ -552,7 +552,9 @@ class LLMAgent:
             return self._tools
         try:
             from .client import current_client
-            return [dict(t) for t in current_client().tools]
+            # plain dicts: a Record's payload keys win over dict methods, so a
+            # schema's "items" would break json.dumps on a Record
+            return [plain(t) for t in current_client().tools]
         except RuntimeError:
             return []
 

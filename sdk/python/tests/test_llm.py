@@ -197,6 +197,16 @@ class LLMTest(unittest.TestCase):
         kw.setdefault("query", q)
         return LLMAgent(model="m", base_url=self.srv.url, api_key="k", tools=TOOLS, backoff=0.01, **kw)
 
+    def test_records_with_dict_method_keys_encode(self):
+        """A Record's payload keys win over dict methods (``details.items`` is the list),
+        so the welcome's tools (array schemas carry "items") and observation parts must
+        reach json as plain values: a regression where every model call failed and the
+        agent idled."""
+        from agent_arena_sdk.llm import compact
+        from agent_arena_sdk.types import Record
+        self.assertEqual(compact(Record({"items": [Record({"name": "x"})], "keys": 1})),
+                         '{"items":[{"name":"x"}],"keys":1}')
+
     def test_tool_call_is_the_decision(self):
         a = self.agent([tool_reply(("collect", '{"target_name": "Tree1"}'), content="a tree")])
         d = a.decide(OBS)
