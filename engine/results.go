@@ -63,6 +63,10 @@ type Usage struct {
 	TokensIn   int   `json:"tokens_in"`
 	TokensOut  int   `json:"tokens_out"`
 	LatencyMS  int64 `json:"latency_ms"`
+	// TokensEstimated says some of the tokens are estimates (about 4
+	// characters a token): the model server reported none for a call, as for
+	// a stream the agent closed at a tool tag.
+	TokensEstimated bool `json:"tokens_estimated,omitempty"`
 }
 
 // UsageReporter is a Controller that reports its Usage (sdk/llm's agent).

@@ -40,7 +40,7 @@ func (f *llmFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.timeout, "llm-timeout", 60*time.Second, "with --agent llm: time-out of each model call (retried)")
 	fs.IntVar(&f.retries, "llm-retries", 4, "with --agent llm: retries of a model call that failed with 429, 5xx or a time-out (with backoff and jitter)")
 	fs.DurationVar(&f.retryTime, "llm-retry-time", 2*time.Minute, "with --agent llm: the most time one model call may take, retries included")
-	fs.BoolVar(&f.noStream, "no-stream", false, "with --agent llm --xml: read whole replies instead of streaming them (the text after the first tool tag is dropped)")
+	fs.BoolVar(&f.noStream, "no-stream", false, "with --agent llm: read whole replies instead of streaming them (in XML mode the text after the first tool tag is dropped)")
 }
 
 // client is the model client the flags describe.
@@ -83,8 +83,13 @@ func (f *llmFlags) progress() string {
 		u.Retries += v.Retries
 		u.TokensIn += v.TokensIn
 		u.TokensOut += v.TokensOut
+		u.TokensEstimated = u.TokensEstimated || v.TokensEstimated
 	}
-	return fmt.Sprintf("model: %d calls, %d tokens in, %d out, %d retries", u.ModelCalls, u.TokensIn, u.TokensOut, u.Retries)
+	est := ""
+	if u.TokensEstimated {
+		est = " (some estimated)"
+	}
+	return fmt.Sprintf("model: %d calls, %d tokens in, %d out%s, %d retries", u.ModelCalls, u.TokensIn, u.TokensOut, est, u.Retries)
 }
 
 // agent is the llm.Agent of one agent of w, in process: its queries are

@@ -91,9 +91,7 @@ type Agent struct {
 	history []string
 	tw      *transcript
 	usage   engine.Usage
-	// estimated: some of usage's tokens are estimates.
-	estimated bool
-	fatal     error
+	fatal   error
 }
 
 type memo struct {
@@ -184,7 +182,7 @@ func (a *Agent) Usage() engine.Usage {
 func (a *Agent) TokensEstimated() bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.estimated
+	return a.usage.TokensEstimated
 }
 
 // Err is the fatal error that stopped the agent calling its model, or nil.
@@ -239,7 +237,7 @@ func (a *Agent) chat(ctx context.Context, t *turn, req ChatRequest, watch func()
 		in, out := resp.Usage.PromptTokens, resp.Usage.CompletionTokens
 		if in == 0 && out == 0 {
 			in, out = estimateTokens(req, resp)
-			a.estimated, t.TokensEstimated = true, true
+			a.usage.TokensEstimated, t.TokensEstimated = true, true
 		}
 		for _, u := range []*engine.Usage{&a.usage, &t.Usage} {
 			u.Retries += resp.Retries

@@ -271,6 +271,7 @@ func TestTokensEstimated(t *testing.T) {
 	require.Equal(t, (chars+3)/4, u.TokensIn)
 	require.Equal(t, 9, u.TokensOut)
 	require.True(t, a.TokensEstimated())
+	require.True(t, u.TokensEstimated, "the label reaches results.json and the replay with the usage")
 	b, err := os.ReadFile(filepath.Join(dir, "agent_001.jsonl"))
 	require.NoError(t, err)
 	require.Contains(t, string(b), `"tokens_estimated":true`)
