@@ -53,12 +53,16 @@ echo "== render tests (they open a window: under Xvfb)"
 xvfb-run -a go test -count=1 -tags xvfb -run Render ./render/
 
 echo "== fuzz smoke (decoders)"
-go test -run '^$' -fuzz '^FuzzParse$' -fuzztime 10s ./scenarios
-go test -run '^$' -fuzz '^FuzzValidate$' -fuzztime 10s ./tools
-go test -run '^$' -fuzz '^FuzzReadFrame$' -fuzztime 10s ./ipc
-go test -run '^$' -fuzz '^FuzzDecode$' -fuzztime 10s ./ipc
-go test -run '^$' -fuzz '^FuzzReadReplay$' -fuzztime 10s ./engine
-go test -run '^$' -fuzz '^FuzzComponentTools$' -fuzztime 10s ./components
+# Budgets are counts of executions (about 10 s each on the 2-core machine), not
+# durations: with a duration, Go 1.26's fuzzing coordinator can report a bare
+# "context deadline exceeded" at the deadline when a loaded machine delays a
+# worker (go.dev/issue/75804, fixed in Go 1.27), failing CI with no finding.
+go test -run '^$' -fuzz '^FuzzParse$' -fuzztime 20000x ./scenarios
+go test -run '^$' -fuzz '^FuzzValidate$' -fuzztime 12000x ./tools
+go test -run '^$' -fuzz '^FuzzReadFrame$' -fuzztime 80000x ./ipc
+go test -run '^$' -fuzz '^FuzzDecode$' -fuzztime 80000x ./ipc
+go test -run '^$' -fuzz '^FuzzReadReplay$' -fuzztime 60000x ./engine
+go test -run '^$' -fuzz '^FuzzComponentTools$' -fuzztime 150000x ./components
 
 echo "== Python SDK (sdk/python)"
 PYTHONPATH=sdk/python /usr/bin/python3 -m unittest discover -s sdk/python/tests
