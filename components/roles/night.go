@@ -252,19 +252,7 @@ func (n *night) control() {
 // every visit of the final actions.
 func (n *night) plan() {
 	g := n.g
-	gf, mo := -1, -1
-	var vamps []int
-	for i, p := range g.players {
-		switch {
-		case !p.alive:
-		case p.role == "Godfather":
-			gf = i
-		case p.role == "Mafioso":
-			mo = i
-		case p.role == Vampire:
-			vamps = append(vamps, i)
-		}
-	}
+	gf, mo, vamps := g.killers()
 	// The Mafioso carries out the Godfather's order (or its own choice); the
 	// Godfather kills himself when there is no Mafioso.
 	switch {
@@ -781,19 +769,8 @@ func (g *Game) promote(w *world.World) {
 	if g.phase == PhaseOver {
 		return
 	}
-	gf, mo, vamps := -1, -1, 0
-	for i, p := range g.players {
-		switch {
-		case !p.alive:
-		case p.role == "Godfather":
-			gf = i
-		case p.role == "Mafioso":
-			mo = i
-		case p.role == Vampire:
-			vamps++
-		}
-	}
-	if vamps == 0 {
+	gf, mo, vamps := g.killers()
+	if len(vamps) == 0 {
 		for _, p := range g.players {
 			if p.alive && p.role == "Vampire Hunter" {
 				g.setRole(p, "Vigilante")
@@ -803,7 +780,7 @@ func (g *Game) promote(w *world.World) {
 		}
 	}
 	if gf < 0 && mo >= 0 {
-		g.players[mo].role = "Godfather"
+		g.setRole(g.players[mo], "Godfather")
 		g.private(w, g.players[mo], "role", "The Godfather is dead. You are the new Godfather.")
 		return
 	}
@@ -811,11 +788,29 @@ func (g *Game) promote(w *world.World) {
 		for _, p := range g.players {
 			if p.alive && p.faction() == Mafia {
 				g.private(w, p, "role", fmt.Sprintf("No Mafia killer is left. You were a %s; you are now the Mafioso.", p.role))
-				p.role = "Mafioso"
+				g.setRole(p, "Mafioso")
 				return
 			}
 		}
 	}
+}
+
+// killers are the living Godfather's and Mafioso's seats (-1 for none) and
+// the living Vampires', in seat order.
+func (g *Game) killers() (gf, mo int, vamps []int) {
+	gf, mo = -1, -1
+	for i, p := range g.players {
+		switch {
+		case !p.alive:
+		case p.role == "Godfather":
+			gf = i
+		case p.role == "Mafioso":
+			mo = i
+		case p.role == Vampire:
+			vamps = append(vamps, i)
+		}
+	}
+	return gf, mo, vamps
 }
 
 func orList(names []string) string {
