@@ -14,10 +14,10 @@
 """
 
 from .client import (VERSION, ArenaError, Client, ConnectionLost, connect, current_client, query, run)
-from .types import (ActionResult, Decision, Entity, Message, Observation, QueryResult, Recipe, Record, Vec3)
+from .types import (ActionResult, Decision, Entity, Message, Observation, QueryResult, Recipe, Record, Vec3, plain)
 
 __version__ = VERSION
-__all__ = ["Decision", "Observation", "Record", "Entity", "Recipe", "Message", "ActionResult", "QueryResult", "Vec3",
+__all__ = ["Decision", "Observation", "Record", "Entity", "Recipe", "Message", "ActionResult", "QueryResult", "Vec3", "plain",
            "Client", "ArenaError", "ConnectionLost", "connect", "run", "query", "current_client",
            "ArenaParallelEnv", "ArenaEnv", "make_vec", "LLMAgent"]
 
