@@ -20,7 +20,7 @@ type Results struct {
 	Seed     uint64 `json:"seed"`
 	// SecretSeed is the hidden-information seed, for the operator's files
 	// only: results sent to agents (episode_end) never carry it.
-	SecretSeed uint64 `json:"secret_seed,omitempty" cbor:"-"`
+	SecretSeed uint64 `json:"secret_seed,omitempty"`
 	// EpisodeID is the episode's public identifier (a server's; agents
 	// receive it in welcome and episode_start instead of a seed).
 	EpisodeID string  `json:"episode_id,omitempty"`
@@ -143,9 +143,8 @@ func Collect(w *world.World, reason string) *Results {
 }
 
 // ForAgents is the results as an agent may see them: without the secret
-// seed, which only the operator's files keep (see docs/secrecy.md). The
-// wire's encoding leaves it out by itself; other ways to an agent (MCP's
-// JSON) go through here.
+// seed, which only the operator's files keep (see docs/secrecy.md). Every
+// way results reach an agent (the wire's episode_end, MCP) goes through here.
 func (r *Results) ForAgents() *Results {
 	if r == nil {
 		return nil

@@ -360,7 +360,12 @@ func TestHTTPDeath(t *testing.T) {
 	close(proceed)
 	res := <-otherDone
 	require.False(t, res.Agents[0].Passed)
-	turn, _ = testutil.CallMCP(t, a, "observe", nil)
+	// The episode_end reaches each session on its own connection: a's may
+	// land a moment after the other's.
+	require.Eventually(t, func() bool {
+		turn, _ = testutil.CallMCP(t, a, "observe", nil)
+		return turn.Results != nil
+	}, 10*time.Second, 10*time.Millisecond)
 	require.Equal(t, res, turn.Results)
 	require.Equal(t, "time_limit", (<-done)[0].EndReason)
 }

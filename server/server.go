@@ -322,7 +322,7 @@ func (s *Server) Serve(ctx context.Context, listeners ...net.Listener) ([]*engin
 		s.countEpisode(res)
 		s.inEpisode = false
 		final := ep >= s.opt.Episodes || ctx.Err() != nil || s.Draining()
-		s.broadcast(ipc.EpisodeEnd{Type: "episode_end", Episode: ep, Tick: s.w.Tick(), Reason: res.EndReason, Final: final, Results: res})
+		s.broadcast(ipc.EpisodeEnd{Type: "episode_end", Episode: ep, Tick: s.w.Tick(), Reason: res.EndReason, Final: final, Results: res.ForAgents()})
 		if final {
 			break
 		}
