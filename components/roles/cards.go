@@ -145,16 +145,12 @@ func groupOf(role string) []string {
 	return []string{role}
 }
 
-// CardText renders a card for a language model.
+// Text renders a card as seed 001's get_role_details observation: role,
+// alignment, abilities, attributes and goal, one bold-labelled line each.
+// Attack, defense and uniqueness are in the tool's structured result.
 func (c Card) Text() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s (%s)\nAbilities: %s\nAttributes: %s\nAttack: %s. Defense: %s.",
-		c.Name, c.Alignment, strings.Join(c.Abilities, " "), strings.Join(c.Attributes, " "), attackNames[c.Attack], defenseNames[c.Defense])
-	if c.Unique {
-		b.WriteString(" Unique.")
-	}
-	fmt.Fprintf(&b, "\nGoal: %s", c.Goal)
-	return b.String()
+	return fmt.Sprintf("**Role: %s**\n- **Alignment:** %s\n- **Abilities:** %s\n- **Attributes:** %s\n- **Goal:** %s",
+		c.Name, c.Alignment, strings.Join(c.Abilities, " "), strings.Join(c.Attributes, " "), c.Goal)
 }
 
 var (

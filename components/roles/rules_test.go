@@ -181,7 +181,7 @@ func TestJanitorCleansWill(t *testing.T) {
 	require.NotContains(t, death.Data["text"], "Sheriff")
 	require.Contains(t, tb.results("p2"), "Their role was Sheriff. Their will: I am the Sheriff.")
 	r := tb.ok("p3", "check_will", map[string]any{"player": "p4"})
-	require.Equal(t, "p4's will was cleaned and cannot be read.", r.Data["text"])
+	require.Equal(t, "Player 4's will was cleaned and cannot be read.", r.Data["text"])
 	require.False(t, tb.g.KnowsRole("p3", "p4"))
 	require.True(t, tb.g.KnowsRole("p2", "p4"))
 	require.Nil(t, tb.g.Observe(tb.w, "p3")["players"].([]any)[3].(map[string]any)["role"])
@@ -371,7 +371,7 @@ func TestToolsAndKnowledge(t *testing.T) {
 	tb.ok("p5", "write_will", map[string]any{"text": "I am the Investigator."})
 	tb.night(map[string]string{"p1": "p5"})
 	r = tb.ok("p3", "check_will", map[string]any{"player": "p5"})
-	require.Equal(t, "p5's will: I am the Investigator.", r.Data["text"])
+	require.Equal(t, `Player 5's Will: "I am the Investigator."`, r.Data["text"], "seed 001's check_will format")
 	require.Len(t, know(), 3)
 	tb.w.Step()
 	require.Len(t, know(), 2, "the Turn-Based will is gone in the next phase")
@@ -387,4 +387,18 @@ func TestToolsAndKnowledge(t *testing.T) {
 			require.Contains(t, []string{tools.PersistencePermanent, tools.PersistenceTurn}, tl.Persistence, tl.Name)
 		}
 	}
+}
+
+// The three data-store tools answer in seed 001's formats, byte for byte
+// (its examples: the Investigator's card and the results heading).
+func TestSeedToolFormats(t *testing.T) {
+	tb := newTable(t, "Investigator", "Godfather", "Doctor", "Sheriff", "Mafioso", "Lookout", "Jester")
+	r := tb.ok("p1", "get_role_details", map[string]any{"role": "Investigator"})
+	require.Equal(t, "**Role: Investigator**\n- **Alignment:** Town Investigative\n"+
+		"- **Abilities:** Each night, investigate one person for a clue to their role.\n"+
+		"- **Attributes:** None\n- **Goal:** Lynch every criminal and evildoer.", r.Data["text"])
+	r = tb.ok("p1", "get_investigation_results", nil)
+	text := r.Data["text"].(string)
+	require.True(t, strings.HasPrefix(text, "**Investigator Results:**\n- Vigilante, Veteran, Mafioso\n"), text)
+	require.Equal(t, 12, strings.Count(text, "\n")+1, "the heading and 11 groups")
 }

@@ -157,11 +157,13 @@ func (g *Game) getInvestigationResults(c *tools.Call) world.ActionResult {
 		return fail
 	}
 	groups := InvestigatorGroups()
-	var lines []string
-	for i, gr := range groups {
-		lines = append(lines, fmt.Sprintf("%d. %s", i+1, strings.Join(gr, ", ")))
+	// Seed 001's format: a bold heading, one "- " line a group.
+	var b strings.Builder
+	b.WriteString("**Investigator Results:**")
+	for _, gr := range groups {
+		b.WriteString("\n- " + strings.Join(gr, ", "))
 	}
-	text := fmt.Sprintf("Investigator results (%s):\n%s", g.cfg.Investigator, strings.Join(lines, "\n"))
+	text := b.String()
 	g.remember(p, tool, "", tools.PersistencePermanent, text)
 	return world.OK(tool, map[string]any{"mode": g.cfg.Investigator, "groups": groups, "text": text, "persistence": tools.PersistencePermanent})
 }
@@ -176,18 +178,21 @@ func (g *Game) checkWill(c *tools.Call) world.ActionResult {
 	if !ok {
 		return fail
 	}
+	// Seed 001's format, `Player 3's Will: "…"`, with ToSSim's cleaned and
+	// forged variants.
 	var text string
+	name := fmt.Sprintf("Player %d", q.num)
 	switch {
 	case q.alive:
 		return world.Fail(tool, world.CodeNotAllowed, "%s is alive; a will can only be read once its owner is dead", q.label())
 	case q.cleaned && g.phase != PhaseOver:
-		text = fmt.Sprintf("%s's will was cleaned and cannot be read.", q.id)
+		text = fmt.Sprintf("%s's will was cleaned and cannot be read.", name)
 	case q.will == "":
 		return world.Fail(tool, world.CodeNotFound, "%s did not leave a will", q.label())
 	case q.forged:
-		text = fmt.Sprintf("%s's will: %s (forged by a member of the Mafia)", q.id, q.will)
+		text = fmt.Sprintf("%s's Will: %q (forged by a member of the Mafia)", name, q.will)
 	default:
-		text = fmt.Sprintf("%s's will: %s", q.id, q.will)
+		text = fmt.Sprintf("%s's Will: %q", name, q.will)
 	}
 	g.remember(p, tool, q.id, tools.PersistenceTurn, text)
 	return world.OK(tool, map[string]any{"player": q.id, "text": text, "persistence": tools.PersistenceTurn})
