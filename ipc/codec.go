@@ -153,7 +153,7 @@ func (c *Codec) decodeFull(frame []byte) (any, error) {
 	}
 	msg := newMessage(typ)
 	if msg == nil {
-		return nil, &ProtocolError{Code: CodeBadMessage, Message: fmt.Sprintf("unknown message type %q (hello, decision, query, ping, pong, bye, control)", fuzzy.Clip(typ))}
+		return nil, &ProtocolError{Code: CodeBadMessage, Message: fmt.Sprintf("unknown message type %q (hello, decision, query, ping, pong, bye, control, observation_arrays)", fuzzy.Clip(typ))}
 	}
 	if err := c.dec.Unmarshal(frame, msg); err != nil {
 		return nil, badMessage(err)
@@ -193,6 +193,8 @@ func newMessage(typ string) any {
 	switch typ {
 	case "hello":
 		return &Hello{}
+	case "observation_arrays":
+		return &ObservationArrays{}
 	case "decision":
 		return &Decision{}
 	case "query":

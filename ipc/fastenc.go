@@ -26,7 +26,7 @@ import (
 // It handles booleans, integers, floats, text strings, arrays, slices,
 // pointers, interfaces, maps with text keys, and structs whose fields are
 // plain (named by a cbor or json tag or the field name, with omitempty or
-// nothing). Everything else (byte strings, marshalers, time.Time, big.Int,
+// nothing), and byte slices. Everything else (byte arrays, marshalers, time.Time, big.Int,
 // embedded structs, keyasint, toarray, omitzero, other map keys, ...) is
 // handed to fxamacker/cbor for that value, so any type encodes correctly; it
 // is only faster for the plain ones. Observations are plain all the way down.
@@ -214,7 +214,17 @@ func (e *fastEncoder) compile(t reflect.Type, building map[reflect.Type]*plan) *
 		p.emptyFn = func(v reflect.Value) bool { return v.IsNil() }
 	case reflect.Slice, reflect.Array:
 		if t.Elem().Kind() == reflect.Uint8 { // byte strings
-			p.fn, p.delegated = e.delegate, true
+			if t.Kind() == reflect.Array {
+				p.fn, p.delegated = e.delegate, true
+				return p
+			}
+			p.fn = func(b []byte, v reflect.Value) ([]byte, error) {
+				if v.IsNil() {
+					return append(b, 0xf6), nil
+				}
+				return append(appendHead(b, 0x40, uint64(v.Len())), v.Bytes()...), nil
+			}
+			p.emptyFn = func(v reflect.Value) bool { return v.Len() == 0 }
 			return p
 		}
 		elem := e.compile(t.Elem(), building)

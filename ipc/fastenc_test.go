@@ -272,8 +272,9 @@ type (
 		EmptyCBOR string `cbor:"" json:"from_json,omitempty"`
 		Dash      int    `json:"-"`
 		//lint:ignore SA5008 a field named "-" is one of the cases under test
-		DashComma int   `json:"-,"`
-		Uint8     uint8 `json:"u8"`
+		DashComma int    `json:"-,"`
+		Uint8     uint8  `json:"u8"`
+		BytesOmit []byte `json:"bytes_omit,omitempty"`
 		Float32   float32
 		LongName  string `json:"a_key_that_is_longer_than_twenty_three_bytes"`
 		unexp     int    //lint:ignore U1000 unexported fields are one of the cases under test

@@ -4,6 +4,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/arena-sim/arena/engine"
+	"github.com/arena-sim/arena/rlarrays"
 	"github.com/arena-sim/arena/tools"
 	"github.com/arena-sim/arena/world"
 	"github.com/fxamacker/cbor/v2"
@@ -24,6 +25,10 @@ type Hello struct {
 	Token    string  `cbor:"token,omitempty"`
 	Name     string  `cbor:"name,omitempty"`
 	SDK      string  `cbor:"sdk,omitempty"`
+	// Arrays says an observation_arrays message follows the welcome: the
+	// session's observations wait for it, so that every one carries its
+	// arrays.
+	Arrays bool `cbor:"arrays,omitempty"`
 }
 
 // Decision answers the observation of Tick.
@@ -53,6 +58,15 @@ type Ping struct {
 // Bye closes the session cleanly.
 type Bye struct {
 	Type string `cbor:"type"`
+}
+
+// ObservationArrays asks that the session's observations carry their
+// encoding for a reinforcement-learning environment (rlarrays), laid out as
+// Layout says. An agent sends it after its welcome; a layout the server
+// cannot use is answered with a BAD_MESSAGE error.
+type ObservationArrays struct {
+	Type   string           `cbor:"type"`
+	Layout *rlarrays.Layout `cbor:"layout"`
 }
 
 // Control is a spectator's request: pause, resume, step, speed, or inspect
@@ -91,6 +105,9 @@ type ObservationMsg struct {
 	Tick        int                `cbor:"tick"`
 	DeadlineMS  int                `cbor:"deadline_ms,omitempty"`
 	Observation *world.Observation `cbor:"observation"`
+	// Arrays is the observation's encoding, for sessions that asked for it
+	// with ObservationArrays.
+	Arrays *rlarrays.Arrays `cbor:"arrays,omitempty"`
 }
 
 // Result answers a Query.
@@ -129,6 +146,12 @@ type EpisodeEnd struct {
 	Reason  string          `cbor:"reason"`
 	Final   bool            `cbor:"final"`
 	Results *engine.Results `cbor:"results,omitempty"`
+	// Observation is the agent's observation after the episode's last tick
+	// (to agent sessions, when the episode ran to its end), so that a learner
+	// sees the state the episode ended in; Arrays is its encoding when the
+	// session asked for one.
+	Observation *world.Observation `cbor:"observation,omitempty"`
+	Arrays      *rlarrays.Arrays   `cbor:"arrays,omitempty"`
 }
 
 // Frame is what spectators receive every tick: every agent with its current

@@ -830,7 +830,7 @@ func (r *runner) handle(s *session, m *inbound) *EpisodeEnd {
 		}
 		r.start(&EpisodeStart{Type: m.Type, Episode: m.Episode, EpisodeID: m.EpisodeID, Seed: m.Seed, Tick: m.Tick, Objective: objective})
 	case "episode_end":
-		end := &EpisodeEnd{Type: m.Type, Episode: m.Episode, Tick: m.Tick, Reason: m.Reason, Final: m.Final, Results: m.Results}
+		end := &EpisodeEnd{Type: m.Type, Episode: m.Episode, Tick: m.Tick, Reason: m.Reason, Final: m.Final, Results: m.Results, Observation: m.Observation}
 		r.inEpisode, r.ended, r.last = false, true, end
 		r.c.log.Info("arena: episode ended", "agent", s.welcome.AgentID, "episode", end.Episode, "tick", end.Tick,
 			"reason", end.Reason, "final", end.Final)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/arena-sim/arena/ipc"
+	"github.com/arena-sim/arena/rlarrays"
 	"github.com/arena-sim/arena/world"
 )
 
@@ -125,6 +126,22 @@ func (s *Server) handle(in ipc.Incoming) {
 			return
 		}
 		s.query(sess, m)
+	case *ipc.ObservationArrays:
+		if sess.slot == nil {
+			s.fail(in.Conn, protoErr(ipc.CodeNotReady, "send hello as an agent before observation_arrays"))
+			return
+		}
+		sl := sess.slot
+		enc, err := rlarrays.Compile(m.Layout)
+		if err != nil {
+			// Observations no longer wait: the client goes on without arrays.
+			s.fail(in.Conn, protoErr(ipc.CodeBadMessage, "observation_arrays: %v", err))
+		}
+		held := sl.awaitingLayout
+		sl.arrays, sl.awaitingLayout = enc, false
+		if held {
+			s.resendPending(sl)
+		}
 	case *ipc.Control:
 		if !sess.spectator {
 			s.fail(in.Conn, protoErr(ipc.CodeUnauthorized, "only spectators may send control commands"))
@@ -214,7 +231,7 @@ func (s *Server) hello(sess *session, h *ipc.Hello) {
 		s.fail(c, &ipc.ProtocolError{Code: ipc.CodeSlotTaken, Fatal: true, Message: fmt.Sprintf("slot %q already has a connected client", sl.id)})
 		return
 	}
-	sl.conn, sess.slot = c, sl
+	sl.conn, sess.slot, sl.arrays, sl.awaitingLayout = c, sl, nil, h.Arrays
 	c.Send(s.welcome(sess, sl))
 	s.admit(sess)
 	s.log.Info("agent connected", "agent", sl.id, "remote", c.RemoteAddr())
@@ -230,12 +247,22 @@ func (s *Server) hello(sess *session, h *ipc.Hello) {
 		s.tellDead(sl)
 		return
 	}
+	s.resendPending(sl)
+}
+
+// resendPending sends the slot's client its latest observation again if it
+// is unanswered, with what is left of its deadline, so the agent can still
+// decide for it (a client that has just joined, or sent its layout).
+func (s *Server) resendPending(sl *slot) {
+	if sl.conn == nil || sl.awaitingLayout {
+		return
+	}
 	if sl.obs != nil && sl.sentTick > sl.decidedTick && (s.opt.Mode != "lockstep" || s.gathering) {
-		msg := ipc.ObservationMsg{Type: "observation", Tick: sl.sentTick, Observation: sl.obs}
+		msg := sl.observationMsg(sl.sentTick, sl.obs)
 		if s.opt.Mode == "lockstep" {
 			msg.DeadlineMS = max(int(time.Until(sl.deadline).Milliseconds()), 1)
 		}
-		c.SendLatest(msg)
+		sl.conn.SendLatest(msg)
 	}
 }
 
@@ -257,7 +284,7 @@ func (s *Server) tellDead(sl *slot) {
 		return
 	}
 	sl.toldDead, sl.obs = true, nil
-	sl.conn.SendLatest(ipc.ObservationMsg{Type: "observation", Tick: s.w.Tick(), Observation: s.w.Observe(s.w.Agent(sl.id))})
+	sl.conn.SendLatest(sl.observationMsg(s.w.Tick(), s.w.Observe(s.w.Agent(sl.id))))
 }
 
 func (s *Server) welcome(sess *session, sl *slot) ipc.Welcome {

@@ -200,6 +200,18 @@ func adversary(ctx context.Context, addr, id string, seed uint64, spectate bool)
 				return tr, err
 			}
 		case "episode_end":
+			// It carries the final observation: what it says is of its tick.
+			var msg ipc.EpisodeEnd
+			if err := cbor.Unmarshal(raw, &msg); err != nil {
+				return tr, err
+			}
+			tr.setTick(at, msg.Tick)
+			if obs := msg.Observation; obs != nil {
+				you, _ := obs.Components["roles"]["you"].(map[any]any)
+				role, _ := you["role"].(string)
+				alive, _ := you["alive"].(bool)
+				tr.role[msg.Tick], tr.dead[msg.Tick] = role, !alive
+			}
 			return tr, nil
 		case "observation":
 			var msg ipc.ObservationMsg
@@ -358,7 +370,7 @@ func assemble(trs map[string]*transcript) *truth {
 			}
 		}
 		for _, m := range tr.msgs {
-			if m.kind != "observation" {
+			if m.kind != "observation" && m.kind != "episode_end" { // episode_end: the final observation
 				continue
 			}
 			for _, e := range eventsOf(m.body) {
@@ -574,7 +586,7 @@ func (tt *truth) canary(b string, m heard, path []string, c []string, announced 
 			return fmt.Sprintf("%s's will, cleaned", author)
 		case isKnowledge(path) || m.kind == "result:check_will":
 			// read with check_will: the seed's way to see it again
-		case slices.Contains(path, "events") && m.kind == "observation":
+		case slices.Contains(path, "events") && (m.kind == "observation" || m.kind == "episode_end"):
 			if !announced[c[0]] {
 				return fmt.Sprintf("%s's will in an event that is not their death's announcement", author)
 			}
@@ -827,7 +839,7 @@ func TestLeakCheckCatchesPlantedLeaks(t *testing.T) {
 	// chat line of another player's first observation.
 	var victim, viewer string
 	for _, x := range tt.ids {
-		if _, dead := tt.deadAt[x]; !dead && factionOf(tt.firstRole[x]) == roles.Town {
+		if d, dead := tt.deadAt[x]; (!dead || d > 0) && factionOf(tt.firstRole[x]) == roles.Town { // alive at the first observation
 			victim = x
 		}
 	}

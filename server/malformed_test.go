@@ -378,7 +378,7 @@ func malformedCases() []malformed {
 		{name: "type is not text", sent: frameOfHex("a1 64 74797065 01"), code: bad,
 			want: mentions(`"type" must be a text string`, "positive integer")},
 		{name: "type is unknown (names are case-sensitive)", sent: sameBytes(wire(clientCBOR(map[string]any{"type": "Ping"}))), code: bad,
-			want: mentions(`unknown message type "Ping" (hello, decision, query, ping, pong, bye, control)`)},
+			want: mentions(`unknown message type "Ping" (hello, decision, query, ping, pong, bye, control, observation_arrays)`)},
 		{name: "an unknown field", sent: frameOfHex("a2 " + cborTypePing + " 63 666f6f 01"), code: bad,
 			want: mentions("unknown field", "index 1")},
 		// Fields of the wrong type.

@@ -18,6 +18,7 @@ import (
 	"github.com/arena-sim/arena/bots"
 	"github.com/arena-sim/arena/engine"
 	"github.com/arena-sim/arena/ipc"
+	"github.com/arena-sim/arena/rlarrays"
 	"github.com/arena-sim/arena/scenarios"
 	"github.com/arena-sim/arena/tools"
 	"github.com/arena-sim/arena/world"
@@ -99,6 +100,23 @@ type slot struct {
 	decision    world.Decision
 	queries     int
 	toldDead    bool // its last observation, alive:false, was sent
+	// arrays encodes its observations for the connected client, when it
+	// asked (observation_arrays); arr is the scratch the encoding goes in.
+	arrays *rlarrays.Encoder
+	arr    rlarrays.Arrays
+	// awaitingLayout: the client said its layout follows (hello's arrays);
+	// its observations are held until it comes.
+	awaitingLayout bool
+}
+
+// observationMsg is the observation message for the slot's client.
+func (sl *slot) observationMsg(tick int, o *world.Observation) ipc.ObservationMsg {
+	msg := ipc.ObservationMsg{Type: "observation", Tick: tick, Observation: o}
+	if sl.arrays != nil {
+		sl.arrays.Encode(o, &sl.arr)
+		msg.Arrays = &sl.arr
+	}
+	return msg
 }
 
 type session struct {
@@ -322,7 +340,7 @@ func (s *Server) Serve(ctx context.Context, listeners ...net.Listener) ([]*engin
 		s.countEpisode(res)
 		s.inEpisode = false
 		final := ep >= s.opt.Episodes || ctx.Err() != nil || s.Draining()
-		s.broadcast(ipc.EpisodeEnd{Type: "episode_end", Episode: ep, Tick: s.w.Tick(), Reason: res.EndReason, Final: final, Results: res.ForAgents()})
+		s.endEpisode(ipc.EpisodeEnd{Type: "episode_end", Episode: ep, Tick: s.w.Tick(), Reason: res.EndReason, Final: final, Results: res.ForAgents()})
 		if final {
 			break
 		}
@@ -390,6 +408,22 @@ func (s *Server) agentSeed(sl *slot) uint64 {
 }
 
 // broadcast sends msg to every agent and spectator session.
+// endEpisode sends end to every session, with, to each agent's, its
+// observation after the last tick.
+func (s *Server) endEpisode(end ipc.EpisodeEnd) {
+	for c, sess := range s.sessions {
+		msg := end
+		switch sl := sess.slot; {
+		case sl != nil && s.w.Agent(sl.id) != nil:
+			om := sl.observationMsg(end.Tick, s.w.Observe(s.w.Agent(sl.id)))
+			msg.Observation, msg.Arrays = om.Observation, om.Arrays
+		case sl == nil && !sess.spectator:
+			continue
+		}
+		c.Send(msg)
+	}
+}
+
 func (s *Server) broadcast(msg any) {
 	for c, sess := range s.sessions {
 		if sess.slot != nil || sess.spectator {
@@ -592,12 +626,14 @@ func (s *Server) Observed(tick, i int, o *world.Observation) {
 		sl.decided, sl.decision = false, world.Decision{}
 	}
 	sl.sentTick, sl.obs, sl.deadline = tick, o, time.Now().Add(s.opt.DecisionTimeout)
-	if sl.conn != nil {
+	if sl.conn != nil && !sl.awaitingLayout {
 		deadlineMS := 0
 		if s.opt.Mode == "lockstep" {
 			deadlineMS = int(s.opt.DecisionTimeout / time.Millisecond)
 		}
-		sl.conn.SendLatest(ipc.ObservationMsg{Type: "observation", Tick: tick, DeadlineMS: deadlineMS, Observation: o})
+		msg := sl.observationMsg(tick, o)
+		msg.DeadlineMS = deadlineMS
+		sl.conn.SendLatest(msg)
 	}
 }
 

@@ -252,13 +252,15 @@ class ArenaParallelEnv(_ParallelBase):
     (``reset()`` after an episode that ended goes on with the server's next episode).
     ``step_timeout``: seconds to wait for the server at each step before TimeoutError
     (default: no limit; a server that exits is noticed at once either way).
+    ``server_arrays``: with the "dict" observation, let the server compute each
+    observation's arrays (the default; False encodes in Python, the same values).
 
     Rewards are the change of each agent's score, counted from 0, so that an agent's
     rewards sum to its score at the end. An episode that ends at the time limit is a
     truncation; one that ends because the objective was met (or every agent died), and
     an agent's death, are terminations. Every observation is a real one: at the end,
-    the agent's last observation with ``tick``, ``score``, ``current_progress``,
-    ``alive`` from the episode's results (the server sends none after the last tick).
+    the observation the server built after the last tick and sent with
+    ``episode_end``.
     """
 
     metadata = {"name": "arena_parallel_v0", "render_modes": ["rgb_array"], "render_fps": 10,
@@ -267,7 +269,8 @@ class ArenaParallelEnv(_ParallelBase):
     def __init__(self, scenario: str = "foraging", agents: int | None = None, *, bots: int = 0,
                  arena: str | None = None, observation: str = "auto", k: int = 8, text_length: int = 16384,
                  ticks: int | None = None, render_mode: str | None = None, out: str | None = None,
-                 episodes_per_server: int = 100, step_timeout: float | None = None, extra_args: tuple = ()):
+                 episodes_per_server: int = 100, step_timeout: float | None = None, extra_args: tuple = (),
+                 server_arrays: bool = True):
         self.arena = find_arena(arena)
         self.scenario = scenario
         self.info = scenario_info(self.arena, scenario, agents)
@@ -286,6 +289,8 @@ class ArenaParallelEnv(_ParallelBase):
         self.agents: list[str] = []
         self.codec = Codec(self.info, observation, k, text_length)
         self.observation_mode = observation
+        # The server computes the "dict" encoding's arrays (docs/python.md, "Where the encoding runs").
+        self._layout = self.codec.arrays_layout() if observation == "dict" and server_arrays else None
         self._obs_spaces = {a: self.codec.observation_space() for a in self.possible_agents}
         self._act_spaces = {a: self.codec.action_space() for a in self.possible_agents}
         self._renderer = None
@@ -491,7 +496,7 @@ class ArenaParallelEnv(_ParallelBase):
             m = self._read(a, start=True)
             if m.get("type") != "observation":
                 raise RuntimeError(f"{a}: the episode ended before its first observation: {m.get('reason')}")
-            obs[a], infos[a] = self._take(a, m["observation"])
+            obs[a], infos[a] = self._take(a, m["observation"], m.get("arrays"))
         rt.ping_in_background()
         return obs, infos
 
@@ -501,7 +506,10 @@ class ArenaParallelEnv(_ParallelBase):
         for a in self.possible_agents:
             try:
                 sock = dial(self._address, 10.0, retry_for=30.0, alive=lambda: proc.poll() is None)
-                w = handshake(sock, hello_message(a), 30.0)
+                hello = hello_message(a)
+                if self._layout is not None:
+                    hello["arrays"] = True  # observations wait for the layout sent next
+                w = handshake(sock, hello, 30.0)
             except (OSError, ArenaError) as e:
                 tail = rt.log_tail()
                 self.close()
@@ -511,6 +519,8 @@ class ArenaParallelEnv(_ParallelBase):
                 raise RuntimeError(f"asked for slot {a}, the server gave {w.get('agent_id')}")
             rt.slots[a] = _Slot(a, sock)
             rt.live.add(rt.slots[a])
+            if self._layout is not None:
+                rt.slots[a].send({"type": "observation_arrays", "layout": self._layout})
 
     def _read(self, agent: str, start: bool = False) -> dict:
         """The agent's next observation or episode_end (with start: skip to the next
@@ -551,10 +561,11 @@ class ArenaParallelEnv(_ParallelBase):
         what = f"arena serve exited with status {rc}" if rc is not None else f"the connection of {agent} ended"
         raise ConnectionLost(f"{what} ({cause})" + (f"\nserve.log:\n{tail}" if tail else "")) from cause
 
-    def _take(self, agent: str, raw: dict):
-        """Keeps the observation; returns it encoded, with its info."""
+    def _take(self, agent: str, raw: dict, arrays: dict | None = None):
+        """Keeps the observation; returns it encoded (from the server's arrays when it
+        sent them), with its info."""
         self._raw[agent] = raw
-        enc = self.codec.encode(raw, self._renderer)
+        enc = self.codec.encode(raw, self._renderer, arrays)
         self._obs[agent] = enc
         info = {"tick": raw.get("tick", 0)}
         if self.observation_mode == "text":
@@ -587,7 +598,7 @@ class ArenaParallelEnv(_ParallelBase):
             m = self._read(a)
             if m.get("type") == "observation":
                 raw = m["observation"]
-                obs[a], infos[a] = self._take(a, raw)
+                obs[a], infos[a] = self._take(a, raw, m.get("arrays"))
                 score = float(raw.get("score") or 0.0)
                 rewards[a], self._scores[a] = score - self._scores[a], score
                 dead = raw.get("alive") is False
@@ -602,15 +613,14 @@ class ArenaParallelEnv(_ParallelBase):
                 self.close()
                 raise RuntimeError("the server stopped the episode (it was interrupted)")
             res = next((r for r in ((end.get("results") or {}).get("agents") or []) if r.get("id") == a), {})
-            raw = dict(self._raw.get(a) or {})
-            raw["tick"] = end.get("tick", raw.get("tick"))
-            if res:
-                raw["score"] = res.get("score", raw.get("score"))
-                raw["alive"] = res.get("alive", raw.get("alive"))
-                prog = dict(raw.get("current_progress") or {})
-                prog.update({k: v for k, v in (res.get("metrics") or {}).items() if k in prog})
-                raw["current_progress"] = prog
-            obs[a], infos[a] = self._take(a, raw)
+            raw = end.get("observation")
+            if not isinstance(raw, dict):  # a server older than the final observation
+                raw = dict(self._raw.get(a) or {})
+                raw["tick"] = end.get("tick", raw.get("tick"))
+                if res:
+                    raw["score"] = res.get("score", raw.get("score"))
+                    raw["alive"] = res.get("alive", raw.get("alive"))
+            obs[a], infos[a] = self._take(a, raw, end.get("arrays"))
             score = float(raw.get("score") or 0.0)
             rewards[a], self._scores[a] = score - self._scores[a], score
             terms[a], truncs[a] = reason != "time_limit", reason == "time_limit"

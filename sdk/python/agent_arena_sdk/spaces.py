@@ -62,6 +62,20 @@ def _i8(values: list) -> np.ndarray:
     return np.frombuffer(array.array("b", values), np.int8)
 
 
+_LITTLE = {np.float32: np.dtype("<f4"), np.int64: np.dtype("<i8"), np.int8: np.dtype("i1")}
+
+
+def _wrap(arrays: dict, key: str, dtype, n: int) -> np.ndarray:
+    """One of the server's arrays (little-endian bytes) as a writable numpy array of n values."""
+    wire = _LITTLE[dtype]
+    b = arrays.get(key)
+    if not isinstance(b, bytes) or len(b) != n * wire.itemsize:
+        got = f"{len(b) // wire.itemsize} values" if isinstance(b, bytes) else repr(type(b).__name__)
+        raise RuntimeError(f"the server's {key!r} array has {got}, not {n}: the layout sent and the one used differ")
+    a = np.frombuffer(bytearray(b), wire)
+    return a if wire.isnative else a.astype(dtype)
+
+
 def fit_text(s: str, max_length: int) -> str:
     """``s`` made a member of a text space: characters outside TEXT_CHARSET become "?",
     and a text longer than ``max_length`` is cut, ending in "…"."""
@@ -173,6 +187,11 @@ class Codec:
         for _, p in self._mask_layout:
             p.ones = [True] * (len(PARAM_CHARSET) if p.kind == "text" else len(p.values) if p.kind == "choice"
                                else self.k if p.kind == "slot" else 1)
+        # the lengths of the four arrays, to check the server's
+        self._n_floats = sum(n for _, n in self._float_layout) + sum(n * w for _, _, n, w, _, _, _ in self._layout)
+        self._n_ints = 4 + sum(n for _, _, n, _, _, _, _ in self._layout)
+        self._n_present = self._n_ints - 4
+        self._n_mask = len(self.tools) + sum(len(p.ones) for _, p in self._mask_layout)
 
     def _has(self, kind):
         if kind == "agents":
@@ -283,13 +302,44 @@ class Codec:
 
     # -- observations ---------------------------------------------------------------
 
-    def encode(self, o: dict, renderer=None):
+    def arrays_layout(self) -> dict:
+        """This encoding's layout, for the server (an ``observation_arrays`` message): the
+        server then sends every observation's arrays with it, computed in Go, and
+        :meth:`encode` only wraps them (see docs/python.md, "Where the encoding runs")."""
+        params = []
+        for name, p in self._mask_layout:
+            if p.kind == "slot":
+                params.append({"kind": "slot_" + p.entity})
+            elif p.kind == "choice" and name == "craft":
+                params.append({"kind": "craft", "values": list(p.values)})
+            elif p.kind == "choice" and p.agents:
+                params.append({"kind": "agents", "values": list(p.values)})
+            else:
+                params.append({"kind": "ones", "size": len(p.ones)})
+        return {"self": list(self.SELF), "inventory": list(self.items), "progress": list(self.metrics),
+                "team_scores": list(self.teams) if self.points else [], "statuses": list(STATUSES),
+                "error_codes": list(ERROR_CODES), "tools": list(self.tools),
+                "kinds": [{"kind": kind, "slots": n, "features": list(extra), "types": list(self.types[kind])}
+                          for kind, _, n, _, extra, _, _ in self._layout],
+                "k": self.k, "recipes": list(self.recipes), "collect_range": self.collect_range,
+                "craft_range": self.craft_range, "queries": sorted(self.queries),
+                "queries_allowed": self.mode == "text", "params": params}
+
+    def encode(self, o: dict, renderer=None, arrays: dict | None = None):
         """The observation ``o`` (a protocol map) as a member of the observation space.
 
-        Built for speed: every float goes into one list and every integer into another,
-        each becomes one numpy array, and the observation's parts are views of them."""
+        ``arrays`` are the server's encoding of it (the ``arrays`` of an observation
+        message, after :meth:`arrays_layout` was sent): they are wrapped, not
+        recomputed. Without them, built for speed in Python: every float goes into one
+        list and every integer into another, each becomes one numpy array, and the
+        observation's parts are views of them."""
         if self.mode == "text":
             return fit_text(renderer(o), self.text_length)
+        if arrays is not None:
+            return self._views(o, _wrap(arrays, "f32", np.float32, self._n_floats),
+                               _wrap(arrays, "i64", np.int64, self._n_ints),
+                               _wrap(arrays, "i8", np.int8, self._n_present),
+                               _wrap(arrays, "mask", np.int8, self._n_mask))
         get = o.get
         pos = get("position") or (0.0, 0.0, 0.0)
         vel = get("velocity") or (0.0, 0.0, 0.0)
@@ -323,7 +373,10 @@ class Codec:
             ints += (0, 0, 0)
         present = []
         self._entities(o, pos, floats, ints, present)
-        fa, ia, pa = _f32(floats), _i64(ints), _i8(present)
+        return self._views(o, _f32(floats), _i64(ints), _i8(present), _i8(self._mask_buf(o)))
+
+    def _views(self, o, fa, ia, pa, ma):
+        """The observation's parts as views of its four arrays."""
         out, f = {}, 0
         for key, n in self._float_layout:
             out[key] = fa[f:f + n]
@@ -335,9 +388,9 @@ class Codec:
                          "mask": pa[t - 4:t - 4 + n]}
             f, t = f + n * width, t + n
         if self.components:
-            comps = get("components") or {}
+            comps = o.get("components") or {}
             out["components"] = {c: fit_text(_section_text(comps.get(c)), self.text_length) for c in self.components}
-        out["action_mask"] = self.mask(o)
+        out["action_mask"] = self._mask_views(ma)
         return out
 
     def _entities(self, o, pos, feats, types, present):
@@ -382,6 +435,9 @@ class Codec:
         "text" one. A dead agent has nothing; a busy one (crafting) no move, collect
         or craft.
         """
+        return self._mask_views(_i8(self._mask_buf(o)))
+
+    def _mask_buf(self, o: dict) -> list:
         get, k = o.get, self.k
         alive = get("alive") is not False
         ca = get("current_action")
@@ -422,14 +478,16 @@ class Codec:
                 buf += [x in ok for x in p.values]
             else:
                 buf += p.ones
-        arr = _i8(buf)
+        return buf
+
+    def _mask_views(self, arr):
         n = len(self.tools)
         out = {"tool": arr[:n]}
         for name, p in self._mask_layout:
             m = out.get(name)
             if m is None:
                 m = out[name] = {}
-            size = len(p.ones) if p.kind != "slot" else k
+            size = len(p.ones) if p.kind != "slot" else self.k
             m[p.name] = (np.int64(p.length), arr[n:n + size]) if p.kind == "text" else arr[n:n + size]
             n += size
         return out

@@ -37,6 +37,27 @@ def masked_actions(env, obs, infos):
     return out
 
 
+def assert_same_encoding(test, got, want, where):
+    """Two encoded observations are equal: integers exactly, floats to float32's last
+    bit or so (the server's cos and sin may differ from Python's in the last place)."""
+    if isinstance(want, dict):
+        test.assertEqual(sorted(got), sorted(want), where)
+        for k in want:
+            assert_same_encoding(test, got[k], want[k], f"{where} [{k}]")
+    elif isinstance(want, tuple):
+        for g, w in zip(got, want, strict=True):
+            assert_same_encoding(test, g, w, where)
+    elif isinstance(want, (np.ndarray, np.generic)):
+        g, w = np.asarray(got), np.asarray(want)
+        test.assertEqual((g.dtype, g.shape), (w.dtype, w.shape), where)
+        if w.dtype.kind == "f":
+            np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6, err_msg=where)
+        else:
+            np.testing.assert_array_equal(g, w, err_msg=where)
+    else:
+        test.assertEqual(got, want, where)
+
+
 class PettingZooTest(unittest.TestCase):
     def test_pettingzoo_api_and_seed_tests(self):
         cases = [("foraging", {}), ("crafting", {"agents": 2}), ("team_capture", {}),
@@ -100,6 +121,29 @@ class PettingZooTest(unittest.TestCase):
                 self.assertGreater(steps, 10)
                 if env.observation_mode == "dict" and not env.info["components"]:
                     self.assertFalse(set(failures) & maskable, failures)
+
+    def test_the_servers_arrays_equal_the_python_encoding(self):
+        # Every built-in scenario, "dict" observations, whole episodes under the masks:
+        # each observation the server encoded (rlarrays) equals the Python codec's
+        # encoding of the same raw observation, the final ones included.
+        for scenario in arena_env.BUILTIN_SCENARIOS:
+            with self.subTest(scenario=scenario):
+                env = penv(scenario, observation="dict", ticks=80)
+                self.addCleanup(env.close)
+                seen = []
+                encode = env.codec.encode
+                env.codec.encode = lambda o, r=None, arrays=None: (seen.append(arrays is not None), encode(o, r, arrays))[1]
+                obs, infos = env.reset(seed=5)
+                steps = 0
+                while True:
+                    for a, o in obs.items():
+                        assert_same_encoding(self, o, encode(env._raw[a]), f"{scenario} {a} step {steps}")
+                    if not env.agents:
+                        break
+                    obs, _, _, _, infos = env.step(masked_actions(env, obs, infos))
+                    steps += 1
+                self.assertGreater(steps, 10)
+                self.assertTrue(all(seen), f"{seen.count(False)} of {len(seen)} observations came without arrays")
 
     def test_masks_allow_collect_when_in_range(self):
         # foraging seed 1: agent_001 walks to Berry11 with a Decision; then the mask
