@@ -137,12 +137,12 @@ type param struct {
 }
 
 var selfFeatures = map[string]func(o *world.Observation) float64{
-	"x": func(o *world.Observation) float64 { return o.Position[0] },
-	"y": func(o *world.Observation) float64 { return o.Position[1] },
-	"z": func(o *world.Observation) float64 { return o.Position[2] },
-	"vx": func(o *world.Observation) float64 { return o.Velocity[0] },
-	"vy": func(o *world.Observation) float64 { return o.Velocity[1] },
-	"vz": func(o *world.Observation) float64 { return o.Velocity[2] },
+	"x":                  func(o *world.Observation) float64 { return o.Position[0] },
+	"y":                  func(o *world.Observation) float64 { return o.Position[1] },
+	"z":                  func(o *world.Observation) float64 { return o.Position[2] },
+	"vx":                 func(o *world.Observation) float64 { return o.Velocity[0] },
+	"vy":                 func(o *world.Observation) float64 { return o.Velocity[1] },
+	"vz":                 func(o *world.Observation) float64 { return o.Velocity[2] },
 	"cos_facing":         func(o *world.Observation) float64 { return math.Cos(o.Facing) },
 	"sin_facing":         func(o *world.Observation) float64 { return math.Sin(o.Facing) },
 	"health":             func(o *world.Observation) float64 { return o.Health },
@@ -189,9 +189,9 @@ func side(t, mine string) float64 {
 }
 
 var entityFeatures = map[string]func(e *world.EntityView, team string) float64{
-	"amount": func(e *world.EntityView, _ string) float64 { return float64(e.Amount) },
-	"in_use": func(e *world.EntityView, _ string) float64 { return b2f(e.InUse != nil && *e.InUse) },
-	"radius": func(e *world.EntityView, _ string) float64 { return e.Radius },
+	"amount":            func(e *world.EntityView, _ string) float64 { return float64(e.Amount) },
+	"in_use":            func(e *world.EntityView, _ string) float64 { return b2f(e.InUse != nil && *e.InUse) },
+	"radius":            func(e *world.EntityView, _ string) float64 { return e.Radius },
 	"entry_damage":      func(e *world.EntityView, _ string) float64 { return e.EntryDamage },
 	"damage_per_second": func(e *world.EntityView, _ string) float64 { return e.DamagePerSecond },
 	"health":            func(e *world.EntityView, _ string) float64 { return e.Health },

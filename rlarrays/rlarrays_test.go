@@ -109,7 +109,7 @@ func TestEncodeAStationAndItsRecipe(t *testing.T) {
 	require.Equal(t, []float32{
 		1, 2, 1, 1, 3, 7, 3, // self
 		2, 1, 0, // inventory
-		0.5,         // progress
+		0.5,                          // progress
 		1, 0, 0, 1, 4, 0, 0, 0, 0, 0, // resources: dx dy dz distance amount; an empty slot
 		0, 0, 2, 2, 0, 0, 0, 1, 1, 1, // stations: the anvil, free; the forge, busy
 		3, 0, 4, 5, 80, -1, // the agent of another team
