@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"os"
 	"slices"
 	"strings"
@@ -385,6 +386,29 @@ func checkFlags(fs *flag.FlagSet, maxArgs int, positive ...string) error {
 		return err
 	}
 	return checkNumbers(fs, positive...)
+}
+
+// checkAddr checks the form of an address to listen on, as ipc.Listen reads
+// it: unix:PATH or tcp:HOST:PORT (networks limits which of the two).
+func checkAddr(cmd, flagName, addr string, networks ...string) error {
+	network, rest, _ := strings.Cut(addr, ":")
+	ok := false
+	switch network {
+	case "unix":
+		ok = rest != ""
+	case "tcp":
+		_, _, err := net.SplitHostPort(rest)
+		ok = err == nil
+	}
+	if ok && slices.Contains(networks, network) {
+		return nil
+	}
+	forms := map[string]string{"unix": "unix:PATH", "tcp": "tcp:HOST:PORT"}
+	var want []string
+	for _, n := range networks {
+		want = append(want, forms[n])
+	}
+	return fmt.Errorf("%s: --%s %q: want %s", cmd, flagName, addr, strings.Join(want, " or "))
 }
 
 // loadScenario loads --scenario: a built-in name, with the closest one

@@ -23,7 +23,12 @@ func arenaIn(t *testing.T, dir string, args ...string) (int, string, string) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run", "^$")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "ARENA_TEST_MAIN="+strings.Join(args, "\n"))
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "ARENA_MODEL=") { // "--agent llm needs --model" must not depend on the caller's shell
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "ARENA_TEST_MAIN="+strings.Join(args, "\n"))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -84,6 +89,16 @@ func TestMistakesFailAtOnceInOneLine(t *testing.T) {
 		{[]string{"serve", "--tick-rate", "0"}, "serve: --tick-rate 0: must be above zero"},
 		{[]string{"serve", "--spectators", "opne"}, `serve: unknown --spectators "opne" (did you mean "open"?)`},
 		{[]string{"serve", "--agent", "bot"}, `serve: unknown --agent "bot"`},
+		{[]string{"serve", "--listen", "arena.sock"}, `serve: --listen "arena.sock": want unix:PATH or tcp:HOST:PORT`},
+		{[]string{"serve", "--listen", "tcp:7777"}, `serve: --listen "tcp:7777": want unix:PATH or tcp:HOST:PORT`},
+		{[]string{"serve", "--mcp-listen", "unix:m.sock"}, `serve: --mcp-listen "unix:m.sock": want tcp:HOST:PORT`},
+		{[]string{"serve", "--admin-listen", ":8080"}, `serve: --admin-listen ":8080": want unix:PATH or tcp:HOST:PORT`},
+		{[]string{"serve", "--bots", "3"}, "serve: --bots 3: the scenario has 2 agent slots (give --agents for more, up to 16)"},
+		{[]string{"serve", "--tokens", "nofile.json"}, "serve: read tokens: open nofile.json"},
+		{[]string{"serve", "--agent", "llm", "--bots", "1"}, "serve: --agent llm needs --model"},
+		{[]string{"run", "--agent", "llm"}, "run: --agent llm needs --model"},
+		{[]string{"eval", "--shard", "5/2"}, "eval: shard 5/2: want K/N"},
+		{[]string{"mcp", "--slot", "agent_01"}, `mcp: --slot: scenario foraging has no agent slot "agent_01" (did you mean "agent_001"?); slots: agent_001, agent_002`},
 		{[]string{"mcp", "--agents", "0"}, "mcp: --agents 0: must be at least 1"},
 		{[]string{"mcp", "--scenario", "markt"}, `mcp: unknown scenario "markt" (did you mean "market"?)`},
 		{[]string{"scenarios", "--format", "yaml"}, `scenarios: unknown --format "yaml"; one of: text, json`},

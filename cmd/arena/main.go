@@ -9,8 +9,12 @@
 //	arena eval merge DIR
 //	arena replay DIR/replay.jsonl [--verify]
 //	arena view DIR/replay.jsonl | arena view --connect unix:PATH
-//	arena scenarios
+//	arena scenarios [--format text|json]
 //	arena tools [--scenario S] [--format text|json|openai|anthropic|mcp]
+//	arena help [COMMAND] | arena version | arena completion bash|zsh|fish
+//
+// The commands and their help are in cli.go's table; every command checks
+// its flags there (names with "did you mean", numbers) before any work.
 package main
 
 import (

@@ -6,6 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/arena-sim/arena/engine"
 	"github.com/arena-sim/arena/mcp"
@@ -35,6 +37,9 @@ func cmdMCP(ctx context.Context, args []string, stdin io.ReadCloser, stdout io.W
 	}
 	if err := checkWorld("mcp", sc, scenarios.Options{Agents: *agents, Ticks: *ticks}); err != nil {
 		return err
+	}
+	if ids := sc.AgentIDs(*agents); !slices.Contains(ids, *slot) {
+		return fmt.Errorf("mcp: --slot: scenario %s has no agent slot %q%s; slots: %s", sc.Name, *slot, didYouMean(*slot, ids, ""), strings.Join(ids, ", "))
 	}
 	if *seed == 0 {
 		*seed = engine.FreshSeed()

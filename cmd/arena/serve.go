@@ -64,12 +64,30 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(listens) == 0 {
 		listens = listFlag{"unix:arena.sock"}
 	}
+	for _, addr := range listens {
+		if err := checkAddr("serve", "listen", addr, "unix", "tcp"); err != nil {
+			return err
+		}
+	}
+	if *mcpListen != "" {
+		if err := checkAddr("serve", "mcp-listen", *mcpListen, "tcp"); err != nil {
+			return err
+		}
+	}
+	if ops.adminListen != "" {
+		if err := checkAddr("serve", "admin-listen", ops.adminListen, "unix", "tcp"); err != nil {
+			return err
+		}
+	}
 	sc, err := loadScenario(ctx, "serve", *scenario)
 	if err != nil {
 		return err
 	}
 	if err := checkWorld("serve", sc, scenarios.Options{Agents: *agents, Ticks: *ticks}); err != nil {
 		return err
+	}
+	if slots := len(sc.AgentIDs(*agents)); *botCount > slots {
+		return fmt.Errorf("serve: --bots %d: the scenario has %d agent slots (give --agents for more, up to %d)", *botCount, slots, sc.Agents.Max)
 	}
 	var tok map[string]string
 	if *tokens != "" {
