@@ -421,18 +421,13 @@ func loadScenario(ctx context.Context, cmd, name string) (*scenarios.Scenario, e
 				didYouMean(name, builtin, ""), strings.Join(builtin, ", "))
 		}
 	}
-	sc, err := scenarios.LoadContext(ctx, name)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", cmd, err)
-	}
-	return sc, nil
+	return scenarios.LoadContext(ctx, name) // its errors name the file
 }
 
-// checkWorld builds the world config opt asks of sc, so that an agent count
-// the scenario refuses, or an unknown variable, fails before any work.
-func checkWorld(cmd string, sc *scenarios.Scenario, opt scenarios.Options) error {
-	if _, err := sc.Config(opt); err != nil {
-		return fmt.Errorf("%s: %w", cmd, err)
-	}
-	return nil
+// checkWorld builds the world opt asks of sc, so that an agent count the
+// scenario refuses, an unknown variable or agents that cannot be placed fail
+// before any work.
+func checkWorld(sc *scenarios.Scenario, opt scenarios.Options) error {
+	_, err := sc.NewWorld(opt) // its errors name the scenario
+	return err
 }

@@ -56,7 +56,7 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	for _, p := range append(points, sweepPoint{}) {
-		if err := checkWorld("eval", sc, scenarios.Options{Seed: *seed, Agents: *agents, Ticks: *ticks, Variables: p.values}); err != nil {
+		if err := checkWorld(sc, scenarios.Options{Seed: *seed, Agents: *agents, Ticks: *ticks, Variables: p.values}); err != nil {
 			return err
 		}
 	}

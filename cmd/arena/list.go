@@ -105,7 +105,7 @@ func scenariosJSON(ctx context.Context, stdout io.Writer, name string, agents in
 		if err != nil {
 			return err
 		}
-		if err := checkWorld("scenarios", sc, scenarios.Options{Agents: agents}); err != nil {
+		if err := checkWorld(sc, scenarios.Options{Agents: agents}); err != nil {
 			return err
 		}
 		info, err := describeScenario(sc, agents)

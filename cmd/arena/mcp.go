@@ -35,7 +35,7 @@ func cmdMCP(ctx context.Context, args []string, stdin io.ReadCloser, stdout io.W
 	if err != nil {
 		return err
 	}
-	if err := checkWorld("mcp", sc, scenarios.Options{Agents: *agents, Ticks: *ticks}); err != nil {
+	if err := checkWorld(sc, scenarios.Options{Agents: *agents, Ticks: *ticks}); err != nil {
 		return err
 	}
 	if ids := sc.AgentIDs(*agents); !slices.Contains(ids, *slot) {

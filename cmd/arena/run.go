@@ -39,7 +39,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	if err := checkWorld("run", sc, scenarios.Options{Seed: *seed, Agents: *agents, Ticks: *ticks}); err != nil {
+	if err := checkWorld(sc, scenarios.Options{Seed: *seed, Agents: *agents, Ticks: *ticks}); err != nil {
 		return err
 	}
 	dir := outDir(*out, sc, *seed)

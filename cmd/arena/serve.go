@@ -83,7 +83,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	if err := checkWorld("serve", sc, scenarios.Options{Agents: *agents, Ticks: *ticks}); err != nil {
+	if err := checkWorld(sc, scenarios.Options{Agents: *agents, Ticks: *ticks}); err != nil {
 		return err
 	}
 	if slots := len(sc.AgentIDs(*agents)); *botCount > slots {
