@@ -22,7 +22,10 @@ func cmdBench(ctx context.Context, args []string, stdout io.Writer) error {
 	soak := fs.Duration("soak", 0, "soak the realtime server instead: --agents clients (1000 unless given) over a Unix socket at --tick-rate for this long, with random disconnects; prints tick intervals, memory over time and decisions")
 	tickRate := fs.Float64("tick-rate", 10, "--soak: ticks per second")
 	churn := fs.Float64("churn", 0.01, "--soak: the chance per second that a client drops its connection (it comes back 0.1 to 2 s later)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := checkFlags(fs, 0, "agents", "size", "ticks", "tick-rate"); err != nil {
 		return err
 	}
 	if *soak > 0 {
@@ -51,7 +54,12 @@ func cmdBench(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	el := time.Since(start)
 	steps := float64(res.Ticks) * float64(*agents)
-	fmt.Fprintf(stdout, "world %gx%g, %d agents, %d ticks: build %s, run %s\n", *size, *size, *agents, res.Ticks, build.Round(time.Millisecond), el.Round(time.Millisecond))
+	ran := fmt.Sprintf("%d ticks", res.Ticks)
+	if res.Ticks < *ticks && res.EndReason == "completed" {
+		// The generated world's objective (10 resources each) can be met early.
+		ran = fmt.Sprintf("%d of %d ticks (every agent met the objective at tick %d, which ended the run)", res.Ticks, *ticks, res.Ticks)
+	}
+	fmt.Fprintf(stdout, "world %gx%g, %d agents, %s: build %s, run %s\n", *size, *size, *agents, ran, build.Round(time.Millisecond), el.Round(time.Millisecond))
 	fmt.Fprintf(stdout, "%.0f ticks/s, %.0f agent-steps/s (observations and built-in decisions included)\n", float64(res.Ticks)/el.Seconds(), steps/el.Seconds())
 	return nil
 }

@@ -31,22 +31,34 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	out := fs.String("out", "", "output folder (default runs/eval-SCENARIO-seedS)")
 	replays := fs.Bool("replays", false, "also write every episode's replay and results into DIR/episode-NNNN")
 	plots := fs.Bool("plots", true, "draw PNG plots into DIR/plots")
+	quiet := fs.Bool("quiet", false, "print only the report: no progress on standard error")
 	var vary listFlag
 	fs.Var(&vary, "vary", "NAME=A,B,C: sweep a scenario variable over these values (repeatable: every combination runs)")
 	shardFlag := fs.String("shard", "", "K/N: run only shard K (0-based) of N of the episodes, into DIR/shard-KKKK; merge the shards with 'arena eval merge' (default: from SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT, or JOB_COMPLETION_INDEX and --shards)")
 	shards := fs.Int("shards", 0, "the number of shards when the index comes from JOB_COMPLETION_INDEX (Kubernetes Indexed Jobs; default $"+eval.EnvShards+")")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("eval: unexpected argument %q", fs.Arg(0))
+	if err := checkFlags(fs, 0, "episodes", "parallel", "agents", "ticks", "shards"); err != nil {
+		return err
 	}
-	if *episodes < 1 || *agents < 0 || *ticks < 0 || *parallel < 0 {
-		return fmt.Errorf("eval: --episodes must be at least 1; --agents, --ticks and --parallel must not be negative")
-	}
-	sc, err := scenarios.LoadContext(ctx, *scenario)
+	sc, err := loadScenario(ctx, "eval", *scenario)
 	if err != nil {
 		return err
+	}
+	var points []sweepPoint
+	if len(vary) > 0 {
+		if points, err = sweepPoints(vary); err != nil {
+			return err
+		}
+		if err := checkVary(sc, points[0].names); err != nil {
+			return err
+		}
+	}
+	for _, p := range append(points, sweepPoint{}) {
+		if err := checkWorld(sc, scenarios.Options{Seed: *seed, Agents: *agents, Ticks: *ticks, Variables: p.values}); err != nil {
+			return err
+		}
 	}
 	shard, err := evalShard(*shardFlag, *shards, os.Getenv, stderr)
 	if err != nil {
@@ -63,14 +75,10 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("create output folder: %w", err)
 	}
 	cfg := eval.Config{Scenario: sc, Seed: *seed, Agents: *agents, Ticks: *ticks, Episodes: *episodes, Shard: shard, Parallel: *parallel}
-	var points []sweepPoint
-	if len(vary) > 0 {
-		if points, err = sweepPoints(vary); err != nil {
-			return err
-		}
-		err = sweep(ctx, cfg, points, dir, *replays, stdout, stderr)
+	if len(points) > 0 {
+		err = sweep(ctx, cfg, points, dir, *replays, *quiet, stdout, stderr)
 	} else {
-		err = evalOnce(ctx, cfg, dir, *replays, *plots && !shard.Sharded(), stdout, stderr)
+		err = evalOnce(ctx, cfg, dir, *replays, *plots && !shard.Sharded(), *quiet, stdout, stderr)
 	}
 	if err != nil || !shard.Sharded() {
 		return err
@@ -80,18 +88,20 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 // evalOnce runs cfg's episodes (no sweep) into dir: the report files and,
 // with plots, the plots.
-func evalOnce(ctx context.Context, cfg eval.Config, dir string, replays, plots bool, stdout, stderr io.Writer) error {
+func evalOnce(ctx context.Context, cfg eval.Config, dir string, replays, plots, quiet bool, stdout, stderr io.Writer) error {
 	sc := cfg.Scenario
 	if replays {
 		cfg.Recorder = &folder{dir: dir, episodes: cfg.Episodes, sc: sc, replays: true}
 	}
 	total := len(cfg.Shard.Episodes(cfg.Episodes))
-	bar := newProgress(stderr, total, false)
+	bar := newProgress(stderr, total, quiet)
 	bar.unit = "episode"
 	cfg.Progress = func(done, _ int) { bar.update(done) }
-	if cfg.Shard.Sharded() {
+	switch {
+	case quiet:
+	case cfg.Shard.Sharded():
 		fmt.Fprintf(stderr, "arena eval: %s, shard %s: %d of %d episodes from seed %d\n", sc.Name, cfg.Shard, total, cfg.Episodes, cfg.Seed)
-	} else {
+	default:
 		fmt.Fprintf(stderr, "arena eval: %s, %d episodes from seed %d\n", sc.Name, cfg.Episodes, cfg.Seed)
 	}
 	start := time.Now()

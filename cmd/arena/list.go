@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,20 +17,19 @@ import (
 	"github.com/arena-sim/arena/world"
 )
 
-func cmdScenarios(args []string, stdout io.Writer) error {
+func cmdScenarios(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlags("scenarios", stdout)
 	format := fs.String("format", "text", "text (a table of the built-in scenarios) or json (what an environment needs to know before it starts a server: slot ids, vocabularies, rules, tools)")
 	scenario := fs.String("scenario", "", "with --format json: describe only this built-in scenario or scenario file")
 	agents := fs.Int("agents", 0, "with --format json: the number of agent slots whose ids to list (default: the scenario's)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	switch *format {
-	case "json":
-		return scenariosJSON(stdout, *scenario, *agents)
-	case "text":
-	default:
-		return fmt.Errorf("scenarios: unknown format %q (text, json)", *format)
+	if err := checkFlags(fs, 0, "agents"); err != nil {
+		return err
+	}
+	if *format == "json" {
+		return scenariosJSON(ctx, stdout, *scenario, *agents)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tSIZE\tAGENTS\tTICKS\tDESCRIPTION")
@@ -94,15 +94,18 @@ type scenarioRules struct {
 
 // scenariosJSON prints one scenario (name or file) or, when name is empty,
 // every built-in scenario, as JSON.
-func scenariosJSON(stdout io.Writer, name string, agents int) error {
+func scenariosJSON(ctx context.Context, stdout io.Writer, name string, agents int) error {
 	names := scenarios.Builtin()
 	if name != "" {
 		names = []string{name}
 	}
 	var out []scenarioInfo
 	for _, n := range names {
-		sc, err := scenarios.Load(n)
+		sc, err := loadScenario(ctx, "scenarios", n)
 		if err != nil {
+			return err
+		}
+		if err := checkWorld(sc, scenarios.Options{Agents: agents}); err != nil {
 			return err
 		}
 		info, err := describeScenario(sc, agents)
@@ -201,14 +204,17 @@ func describeScenario(sc *scenarios.Scenario, agents int) (scenarioInfo, error) 
 	return info, nil
 }
 
-func cmdTools(args []string, stdout io.Writer) error {
+func cmdTools(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlags("tools", stdout)
 	scenario := fs.String("scenario", "foraging", "scenario whose tools to list (components add tools)")
 	format := fs.String("format", "text", "text, json (protocol form), openai (strict function-calling form), anthropic (input_schema form) or mcp (tools/list result)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	sc, err := scenarios.Load(*scenario)
+	if err := checkFlags(fs, 0); err != nil {
+		return err
+	}
+	sc, err := loadScenario(ctx, "tools", *scenario)
 	if err != nil {
 		return err
 	}

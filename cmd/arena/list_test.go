@@ -150,7 +150,7 @@ func TestScenariosJSON(t *testing.T) {
 	require.Equal(t, []string{"economy", "market", "social"}, sortedCopy(byName["town_square"].Components))
 
 	_, _, err = arena(t, "scenarios", "--format", "yaml")
-	require.ErrorContains(t, err, `unknown format "yaml"`)
+	require.ErrorContains(t, err, `unknown --format "yaml"`)
 	_, _, err = arena(t, "scenarios", "--format", "json", "--scenario", "foraging", "--agents", "17")
 	require.ErrorContains(t, err, "at most 16 agents")
 }

@@ -31,6 +31,9 @@ type llmFlags struct {
 	usage []*llm.Agent // the agents made, for the progress line
 }
 
+// llmPositive are the llm flags that must be above zero when given.
+var llmPositive = []string{"tool-call-limit", "llm-timeout", "llm-retry-time"}
+
 func (f *llmFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.model, "model", "", "with --agent llm: the model [$ARENA_MODEL]")
 	fs.StringVar(&f.baseURL, "base-url", "", "with --agent llm: the OpenAI-compatible API root, e.g. http://localhost:8000/v1 [$OPENAI_BASE_URL, OpenAI]")

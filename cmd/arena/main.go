@@ -9,8 +9,12 @@
 //	arena eval merge DIR
 //	arena replay DIR/replay.jsonl [--verify]
 //	arena view DIR/replay.jsonl | arena view --connect unix:PATH
-//	arena scenarios
+//	arena scenarios [--format text|json]
 //	arena tools [--scenario S] [--format text|json|openai|anthropic|mcp]
+//	arena help [COMMAND] | arena version | arena completion bash|zsh|fish
+//
+// The commands and their help are in cli.go's table; every command checks
+// its flags there (names with "did you mean", numbers) before any work.
 package main
 
 import (
@@ -22,53 +26,9 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
-
-const usage = `Arena: a tick server where AI agents live in a shared world and act through tools.
-
-Usage:
-  arena run --scenario NAME|FILE [--agents N] [--seed S] [--ticks T] [--episodes N] [--out DIR] [--quiet] [--view]
-      Run a scenario headless with built-in agents, as fast as possible; print a
-      results table and write DIR/results.json and DIR/replay.jsonl (with several
-      episodes: DIR/episode-NNNN/..., and DIR/report.json, episodes.csv, episodes.json).
-  arena serve --scenario NAME|FILE [--listen unix:PATH]... [--listen tcp:HOST:PORT]...
-              [--mode lockstep|realtime] [--tick-rate HZ] [--agents N] [--bots K]
-              [--tokens FILE] [--seed S] [--ticks T] [--episodes N] [--out DIR]
-              [--start-after D] [--decision-timeout D] [--mcp-listen tcp:HOST:PORT]
-      Serve the scenario to external agents over the CBOR socket protocol
-      (docs/protocol.md), and with --mcp-listen to MCP clients over HTTP
-      (docs/mcp.md); built-in bots fill K slots. Writes what run writes.
-  arena mcp --scenario NAME|FILE [--agents N] [--slot ID] [--seed S] [--ticks T] [--out DIR]
-      Serve one agent slot to an MCP client over stdio (docs/mcp.md): the client
-      plays the slot through MCP tools, built-in bots play the others, in
-      lockstep. Writes what run writes; the results table goes to stderr.
-  arena eval --scenario NAME|FILE [--episodes N] [--seed S] [--parallel P] [--agents N]
-             [--ticks T] [--out DIR] [--replays] [--plots=false] [--vary NAME=A,B]...
-             [--shard K/N | --shards N]
-      Run many episodes with built-in agents across cores; write every episode's
-      results (CSV and JSON), each metric's mean ± standard error, and PNG plots.
-      With --shard K/N (or a Slurm array / Kubernetes Indexed Job) run only one
-      share of the episodes into DIR/shard-KKKK (docs/scaling.md).
-  arena eval merge [--out DIR] SHARD-DIR...|DIR
-      Merge shard folders into the report a single arena eval writes.
-  arena replay FILE [--verify] [--quiet]
-      Re-simulate a replay headless and print what happened; --verify checks the
-      state hash at every tick and names the first tick that differs.
-  arena view FILE | arena view --connect unix:PATH|tcp:HOST:PORT [--token T]
-      Watch a replay, or join a running server as a spectator, in a window:
-      pause, step, speed, pan, zoom and inspect agents (docs/viewer.md).
-  arena scenarios [--format text|json] [--scenario NAME|FILE] [--agents N]
-      List the built-in scenarios; --format json also gives slot ids, vocabularies,
-      rules and tools (what a reinforcement-learning environment needs).
-  arena tools [--scenario NAME|FILE] [--format text|json|openai]
-      Print the tools agents can call, with their JSON Schema parameters.
-  arena bench [--agents N] [--size S] [--ticks T] [--ipc]
-      Measure world steps per second with built-in agents on a generated map;
-      with --ipc, lockstep decisions per second over a Unix socket.
-
-Run 'arena COMMAND -h' for a command's flags.
-`
 
 func main() {
 	stopSignals := []os.Signal{os.Interrupt, syscall.SIGTERM}
@@ -79,9 +39,7 @@ func main() {
 	defer stop()
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "arena:", err)
-		}
+		fmt.Fprintln(os.Stderr, "arena:", err)
 		os.Exit(2)
 	}
 }
@@ -120,18 +78,30 @@ func interruptible(parent context.Context, stderr io.Writer, exit func(int), sig
 	}
 }
 
+// run runs the command args names. A command's -h prints its help to
+// stdout and succeeds; every mistake is one line in the returned error.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	err := dispatch(ctx, args, stdout, stderr)
+	var h *helpRequest
+	if errors.As(err, &h) {
+		commandHelp(stdout, h.name, h.fs)
+		return nil
+	}
+	return err
+}
+
+func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprint(stderr, topUsage())
 		return errors.New("no command given")
 	}
 	switch args[0] {
 	case "run":
 		return cmdRun(ctx, args[1:], stdout, stderr)
 	case "scenarios":
-		return cmdScenarios(args[1:], stdout)
+		return cmdScenarios(ctx, args[1:], stdout)
 	case "tools":
-		return cmdTools(args[1:], stdout)
+		return cmdTools(ctx, args[1:], stdout)
 	case "bench":
 		return cmdBench(ctx, args[1:], stdout)
 	case "eval":
@@ -144,18 +114,43 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdServe(ctx, args[1:], stdout, stderr)
 	case "mcp":
 		return cmdMCP(ctx, args[1:], os.Stdin, stdout, stderr)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return nil
+	case "version", "--version", "-version", "-v":
+		return cmdVersion(args[1:], stdout)
+	case "completion":
+		return cmdCompletion(ctx, args[1:], stdout)
+	case "help", "-h", "--help", "-help":
+		return cmdHelp(ctx, args[1:], stdout, stderr)
 	}
-	fmt.Fprint(stderr, usage)
-	return fmt.Errorf("unknown command %q", args[0])
+	if strings.HasPrefix(args[0], "-") {
+		return fmt.Errorf("unknown flag %s: flags come after the command; see 'arena help'", args[0])
+	}
+	return fmt.Errorf("unknown command %q%s; see 'arena help'", args[0], didYouMean(args[0], commandNames(), ""))
 }
 
-func newFlags(name string, out io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("arena "+name, flag.ContinueOnError)
-	fs.SetOutput(out)
-	return fs
+// cmdHelp prints the usage, or one command's help: what COMMAND -h prints.
+func cmdHelp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("help", stdout)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	args = fs.Args()
+	switch {
+	case len(args) == 0:
+		fmt.Fprint(stdout, topUsage())
+		return nil
+	case len(args) == 2 && args[0] == "eval" && args[1] == "merge", len(args) == 1:
+		name := strings.Join(args, " ")
+		if lookupCommand(name) == nil {
+			return fmt.Errorf("help: unknown command %q%s; see 'arena help'", name, didYouMean(name, commandNames(), ""))
+		}
+		switch name {
+		case "version", "completion", "help":
+			commandHelp(stdout, name, nil)
+			return nil
+		}
+		return dispatch(ctx, append(args, "-h"), stdout, stderr)
+	}
+	return fmt.Errorf("help: want one command, got %q", strings.Join(args, " "))
 }
 
 // parseInterspersed parses flags that may come before or after the
@@ -163,7 +158,10 @@ func newFlags(name string, out io.Writer) *flag.FlagSet {
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
+		if err := parseFlags(fs, args); err != nil {
+			return nil, err
+		}
+		if err := checkNumbers(fs); err != nil {
 			return nil, err
 		}
 		if fs.NArg() == 0 {

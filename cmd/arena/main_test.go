@@ -101,25 +101,6 @@ func TestToolsAndScenariosCommands(t *testing.T) {
 	require.Contains(t, out, "foraging")
 }
 
-func TestErrorsAreOneClearLine(t *testing.T) {
-	cases := []struct {
-		args []string
-		msg  string
-	}{
-		{[]string{"fly"}, `unknown command "fly"`},
-		{[]string{}, "no command given"},
-		{[]string{"run", "--scenario", "nowhere"}, `not a built-in scenario`},
-		{[]string{"run", "--agents", "999", "--out", os.TempDir()}, "allows at most 16 agents"},
-		{[]string{"run", "--agents", "-1"}, "must not be negative"},
-		{[]string{"tools", "--format", "xml"}, `unknown format "xml"`},
-	}
-	for _, c := range cases {
-		_, _, err := arena(t, c.args...)
-		require.ErrorContains(t, err, c.msg, "%v", c.args)
-		require.NotContains(t, err.Error(), "\n")
-	}
-}
-
 // Without --seed, serve draws fresh seeds (public and secret) every time and
 // records them for the operator; the spectator token is printed once and
 // kept beside the results, readable by the operator alone.

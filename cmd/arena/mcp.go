@@ -6,6 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/arena-sim/arena/engine"
 	"github.com/arena-sim/arena/mcp"
@@ -23,18 +25,21 @@ func cmdMCP(ctx context.Context, args []string, stdin io.ReadCloser, stdout io.W
 	seed := fs.Uint64("seed", 0, "seed of the world and the built-in bots (default: a fresh random seed, recorded in results.json; the client is an agent, so it must not be able to re-run its game)")
 	ticks := fs.Int("ticks", 0, "end the episode after this many ticks, replacing the scenario's time limit")
 	out := fs.String("out", "", "output folder for results.json and replay.jsonl (default runs/SCENARIO-seedS)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("mcp: unexpected argument %q", fs.Arg(0))
+	if err := checkFlags(fs, 0, "agents", "ticks"); err != nil {
+		return err
 	}
-	if *agents < 0 || *ticks < 0 {
-		return fmt.Errorf("mcp: --agents and --ticks must not be negative")
-	}
-	sc, err := scenarios.Load(*scenario)
+	sc, err := loadScenario(ctx, "mcp", *scenario)
 	if err != nil {
 		return err
+	}
+	if err := checkWorld(sc, scenarios.Options{Agents: *agents, Ticks: *ticks}); err != nil {
+		return err
+	}
+	if ids := sc.AgentIDs(*agents); !slices.Contains(ids, *slot) {
+		return fmt.Errorf("mcp: --slot: scenario %s has no agent slot %q%s; slots: %s", sc.Name, *slot, didYouMean(*slot, ids, ""), strings.Join(ids, ", "))
 	}
 	if *seed == 0 {
 		*seed = engine.FreshSeed()

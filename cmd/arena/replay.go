@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -24,16 +26,11 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	if len(files) != 1 {
-		return errors.New("replay: want one replay file (DIR/replay.jsonl)")
+		return errors.New("replay: want one replay file (DIR/replay.jsonl); see 'arena replay -h'")
 	}
-	f, err := os.Open(files[0])
+	rep, err := readReplayFile(files[0])
 	if err != nil {
-		return fmt.Errorf("replay: %w", err)
-	}
-	defer f.Close()
-	rep, err := engine.ReadReplay(f)
-	if err != nil {
-		return fmt.Errorf("replay %s: %w", files[0], err)
+		return err
 	}
 	w, err := replayWorld(rep.Header)
 	if err != nil {
@@ -66,6 +63,57 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintf(stdout, "verified: the state hash matches at every one of %d ticks (0 to %d)\n", len(rep.Ticks), last)
 	}
 	return nil
+}
+
+// readReplayFile reads the replay at path, or in the folder path names. A
+// file that is not a replay, such as the results.json beside it, is named
+// for what it is.
+func readReplayFile(path string) (*engine.Replay, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		if _, err := os.Stat(filepath.Join(path, replayFile)); err != nil {
+			return nil, fmt.Errorf("replay: %s is a folder without a %s", path, replayFile)
+		}
+		path = filepath.Join(path, replayFile)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
+	defer f.Close()
+	rep, err := engine.ReadReplay(f)
+	if err == nil {
+		return rep, nil
+	}
+	if kind := jsonFileKind(path); kind != "" {
+		return nil, fmt.Errorf("replay: %s is %s, not a replay; give the %s beside it", path, kind, replayFile)
+	}
+	return nil, fmt.Errorf("replay %s: %w", path, err)
+}
+
+// jsonFileKind names the file at path when it is one of the JSON files a
+// run writes beside its replay, and is "" otherwise.
+func jsonFileKind(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(b, &obj) != nil {
+		var arr []json.RawMessage
+		if json.Unmarshal(b, &arr) == nil {
+			return "a JSON array (an episodes.json?)"
+		}
+		return ""
+	}
+	switch {
+	case obj["final_state_hash"] != nil && obj["agents"] != nil:
+		return "an episode's results (results.json)"
+	case obj["pass_rate"] != nil:
+		return "an evaluation report (report.json)"
+	case obj["episode_list"] != nil:
+		return "a shard manifest (shard.json)"
+	}
+	return "a JSON document"
 }
 
 // replayWorld rebuilds a replay's world from the scenario file it carries.

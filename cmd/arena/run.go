@@ -29,26 +29,24 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	agentKind := fs.String("agent", "builtin", "who plays every agent: builtin (the scenario's bot) or llm (a language model, see docs/llm.md)")
 	var lf llmFlags
 	lf.register(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("run: unexpected argument %q", fs.Arg(0))
+	if err := checkFlags(fs, 0, append([]string{"agents", "ticks", "episodes"}, llmPositive...)...); err != nil {
+		return err
 	}
-	if *agents < 0 || *ticks < 0 || *episodes < 1 {
-		return fmt.Errorf("run: --agents and --ticks must not be negative, --episodes must be at least 1")
-	}
-	sc, err := scenarios.LoadContext(ctx, *scenario)
+	sc, err := loadScenario(ctx, "run", *scenario)
 	if err != nil {
+		return err
+	}
+	if err := checkWorld(sc, scenarios.Options{Seed: *seed, Agents: *agents, Ticks: *ticks}); err != nil {
 		return err
 	}
 	dir := outDir(*out, sc, *seed)
 	rec := &folder{dir: dir, episodes: *episodes, sc: sc, replays: true}
 	cfg := eval.Config{Scenario: sc, Seed: *seed, Agents: *agents, Ticks: *ticks, Episodes: *episodes, Recorder: rec}
 	who := sc.Agents.Bot
-	switch *agentKind {
-	case "builtin", "":
-	case "llm":
+	if *agentKind == "llm" {
 		cfg.Controllers = lf.controllers(dir)
 		who = "llm"
 		if _, err := lf.client("run"); err != nil {
@@ -58,8 +56,6 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		ctx, stop = context.WithCancelCause(ctx)
 		defer stop(nil)
 		lf.abort = stop
-	default:
-		return fmt.Errorf("run: unknown --agent %q (builtin, llm)", *agentKind)
 	}
 	maxTicks := sc.TimeLimit()
 	if *ticks > 0 {

@@ -54,21 +54,40 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	helloTimeout := fs.Duration("hello-timeout", 10*time.Second, "drop a connection whose hello has not been accepted this long after it connected")
 	pingInterval := fs.Duration("ping-interval", 5*time.Second, "ping a session that has sent nothing for this long")
 	pongWait := fs.Duration("pong-wait", 10*time.Second, "drop a session that sends nothing (no pong) for this long after a ping")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("serve: unexpected argument %q", fs.Arg(0))
-	}
-	if *episodes < 1 {
-		return fmt.Errorf("serve: --episodes must be at least 1")
+	if err := checkFlags(fs, 0, append([]string{"tick-rate", "agents", "ticks", "episodes", "decision-timeout", "max-conns",
+		"max-unauthenticated", "hello-timeout", "ping-interval", "pong-wait", "drain-timeout"}, llmPositive...)...); err != nil {
+		return err
 	}
 	if len(listens) == 0 {
 		listens = listFlag{"unix:arena.sock"}
 	}
-	sc, err := scenarios.LoadContext(ctx, *scenario)
+	for _, addr := range listens {
+		if err := checkAddr("serve", "listen", addr, "unix", "tcp"); err != nil {
+			return err
+		}
+	}
+	if *mcpListen != "" {
+		if err := checkAddr("serve", "mcp-listen", *mcpListen, "tcp"); err != nil {
+			return err
+		}
+	}
+	if ops.adminListen != "" {
+		if err := checkAddr("serve", "admin-listen", ops.adminListen, "unix", "tcp"); err != nil {
+			return err
+		}
+	}
+	sc, err := loadScenario(ctx, "serve", *scenario)
 	if err != nil {
 		return err
+	}
+	if err := checkWorld(sc, scenarios.Options{Agents: *agents, Ticks: *ticks}); err != nil {
+		return err
+	}
+	if slots := len(sc.AgentIDs(*agents)); *botCount > slots {
+		return fmt.Errorf("serve: --bots %d: the scenario has %d agent slots (give --agents for more, up to %d)", *botCount, slots, sc.Agents.Max)
 	}
 	var tok map[string]string
 	if *tokens != "" {
@@ -79,9 +98,6 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err := json.Unmarshal(b, &tok); err != nil {
 			return fmt.Errorf("serve: tokens file %s: want a JSON object of slot id → token: %w", *tokens, err)
 		}
-	}
-	if *spectators != "token" && *spectators != "open" {
-		return fmt.Errorf("serve: --spectators must be token or open, got %q", *spectators)
 	}
 	if *seed == 0 {
 		*seed = engine.FreshSeed()
@@ -96,9 +112,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		TickRate: *tickRate, DecisionTimeout: *timeout, StartAfter: *startAfter, Tokens: tok, Ticks: *ticks,
 		Episodes: *episodes, Recorder: rec, Log: logger, Metrics: server.NewMetrics(), MaxConns: *maxConns, MaxUnauthenticated: *maxUnauth,
 		Conn: ipc.ConnOptions{HelloTimeout: *helloTimeout, PingInterval: *pingInterval, PongWait: *pongWait}}
-	switch *agentKind {
-	case "builtin", "":
-	case "llm":
+	if *agentKind == "llm" {
 		var stop context.CancelCauseFunc
 		ctx, stop = context.WithCancelCause(ctx)
 		defer stop(nil)
@@ -106,8 +120,6 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if opt.NewBot, err = lf.newBot(dir, sc.Description); err != nil {
 			return err
 		}
-	default:
-		return fmt.Errorf("serve: unknown --agent %q (builtin, llm)", *agentKind)
 	}
 	if !opt.OpenSpectators && tok[spectatorKey] == "" {
 		if opt.SpectatorToken, err = newSpectatorToken(dir); err != nil {

@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -77,14 +76,10 @@ func evalShard(flagValue string, shards int, getenv func(string) string, stderr 
 // buildIdentity names the running build: its module version and VCS
 // revision when the build recorded them, and the SHA-256 of the executable.
 func buildIdentity() (version, build string, err error) {
-	version = "unknown"
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		version = bi.Main.Version
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" || s.Key == "vcs.modified" && s.Value == "true" {
-				version += " " + s.Key + "=" + s.Value
-			}
-		}
+	bi := readBuildInfo()
+	version = bi.Version + " vcs.revision=" + bi.Commit
+	if bi.Modified {
+		version += " vcs.modified=true"
 	}
 	exe, err := os.Executable()
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/arena-sim/arena/engine"
 	"github.com/arena-sim/arena/eval"
+	"github.com/arena-sim/arena/scenarios"
 )
 
 // sweepPoint is one combination of a sweep's variable values.
@@ -66,6 +67,21 @@ func sweepPoints(flags []string) ([]sweepPoint, error) {
 	return points, nil
 }
 
+// checkVary checks that the scenario has every variable a sweep varies.
+func checkVary(sc *scenarios.Scenario, names []string) error {
+	known := slices.Sorted(maps.Keys(sc.Variables))
+	for _, n := range names {
+		if slices.Contains(known, n) {
+			continue
+		}
+		if len(known) == 0 {
+			return fmt.Errorf("eval: --vary %s: scenario %s has no variables to vary (docs/scenarios.md)", n, sc.Name)
+		}
+		return fmt.Errorf("eval: --vary: scenario %s has no variable %q%s; it has: %s", sc.Name, n, didYouMean(n, known, ""), strings.Join(known, ", "))
+	}
+	return nil
+}
+
 func parseSweepValue(s string) any {
 	if f, err := strconv.ParseFloat(s, 64); err == nil {
 		return f
@@ -96,7 +112,7 @@ type sweepRow struct {
 
 // sweep runs cfg's episodes once per point, each into DIR/vary-LABEL, and
 // writes DIR/sweep.json and DIR/sweep.csv side by side.
-func sweep(ctx context.Context, cfg eval.Config, points []sweepPoint, dir string, replays bool, stdout, stderr io.Writer) error {
+func sweep(ctx context.Context, cfg eval.Config, points []sweepPoint, dir string, replays, quiet bool, stdout, stderr io.Writer) error {
 	var rows []sweepRow
 	for i, p := range points {
 		pointDir := p.dir(dir)
@@ -109,10 +125,12 @@ func sweep(ctx context.Context, cfg eval.Config, points []sweepPoint, dir string
 		if replays {
 			c.Recorder = &folder{dir: pointDir, episodes: c.Episodes, sc: c.Scenario, replays: true}
 		}
-		bar := newProgress(stderr, len(c.Shard.Episodes(c.Episodes)), false)
+		bar := newProgress(stderr, len(c.Shard.Episodes(c.Episodes)), quiet)
 		bar.unit = "episode"
 		c.Progress = func(done, _ int) { bar.update(done) }
-		fmt.Fprintf(stderr, "arena eval: %s, point %d/%d: %s\n", cfg.Scenario.Name, i+1, len(points), p.label())
+		if !quiet {
+			fmt.Fprintf(stderr, "arena eval: %s, point %d/%d: %s\n", cfg.Scenario.Name, i+1, len(points), p.label())
+		}
 		rep, err := eval.Run(ctx, c)
 		bar.done()
 		if err != nil {

@@ -65,5 +65,5 @@ func TestEvalSweepsVariables(t *testing.T) {
 	require.NoError(t, err)
 
 	_, _, err = arena(t, "eval", "--scenario", file, "--episodes", "1", "--vary", "snow=1,2", "--out", t.TempDir())
-	require.ErrorContains(t, err, `has no variable "snow" (it has: mood, rain)`)
+	require.ErrorContains(t, err, `has no variable "snow"; it has: mood, rain`)
 }

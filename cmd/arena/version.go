@@ -1,0 +1,64 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/debug"
+)
+
+// buildInfo is what the build recorded about itself.
+type buildInfo struct {
+	Version  string // the module version, "(devel)" for a build from a work tree
+	Commit   string // the VCS revision, "unknown" when not recorded
+	Time     string // the commit's time, "" when not recorded
+	Modified bool   // the work tree had changes
+	Go       string
+}
+
+// readBuildInfo reads the module version and VCS stamp of this binary
+// (go build stamps them; go run and tests may not).
+func readBuildInfo() buildInfo {
+	b := buildInfo{Version: "(devel)", Commit: "unknown", Go: runtime.Version()}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return b
+	}
+	if bi.Main.Version != "" {
+		b.Version = bi.Main.Version
+	}
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			b.Commit = s.Value
+		case "vcs.time":
+			b.Time = s.Value
+		case "vcs.modified":
+			b.Modified = s.Value == "true"
+		}
+	}
+	return b
+}
+
+func (b buildInfo) String() string {
+	s := fmt.Sprintf("arena %s, commit %s", b.Version, b.Commit)
+	if b.Time != "" {
+		s += " (" + b.Time + ")"
+	}
+	if b.Modified {
+		s += ", with uncommitted changes"
+	}
+	return s + ", " + b.Go
+}
+
+func cmdVersion(args []string, stdout io.Writer) error {
+	fs := newFlags("version", stdout)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := checkFlags(fs, 0); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, readBuildInfo())
+	return nil
+}
