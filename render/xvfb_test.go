@@ -10,14 +10,18 @@ package render
 import (
 	"context"
 	"errors"
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/arena-sim/arena/engine"
 	"github.com/arena-sim/arena/eval"
@@ -45,12 +49,11 @@ type scene struct {
 	shot   *image.RGBA
 	cam    Camera
 	over   overlays
+	// written are the labels' and bubbles' boxes.
+	written []image.Rectangle
 }
 
-var (
-	scenes  []*scene
-	shotErr error // the game loop failed
-)
+var scenes []*scene
 
 func findScene(name string) *scene {
 	for _, s := range scenes {
@@ -62,8 +65,48 @@ func findScene(name string) *scene {
 }
 
 // shooter runs the scenes one after the other, each for a few frames with a
-// fixed screen, and keeps the last frame of each.
-type shooter struct{ i int }
+// fixed screen, and keeps the last frame of each; then it serves the
+// benchmarks' draw jobs until the tests are over. Ebiten runs on the main
+// goroutine; the tests and benchmarks run on another (TestMain).
+type shooter struct {
+	i   int
+	job *drawJob
+}
+
+// drawJob asks the game loop to draw a game n times at w × h and say what
+// it cost.
+type drawJob struct {
+	g    *Game
+	w, h int
+	n    int
+	done chan drawCost
+
+	frames   int
+	drawTime time.Duration
+	cpu0     time.Duration
+	peakHeap uint64
+}
+
+// drawCost is what drawing a job's frames cost: the process's CPU time (the
+// draw calls, Ebiten flushing them and the software rasteriser under Xvfb)
+// and the wall time in Game.Draw alone, per frame, and the largest heap seen.
+type drawCost struct {
+	cpuPerFrame, drawPerFrame time.Duration
+	peakHeap                  uint64
+}
+
+var (
+	drawJobs  = make(chan *drawJob)
+	shotsDone = make(chan struct{})
+	testsDone = make(chan struct{})
+)
+
+// processCPU is the CPU time the process has used, user and system.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
 
 // current is the scene being rendered, or nil when all are done.
 func (s *shooter) current() *scene {
@@ -77,14 +120,52 @@ func (s *shooter) current() *scene {
 }
 
 func (s *shooter) Update() error {
-	sc := s.current()
-	if sc == nil {
-		return ebiten.Termination
+	if sc := s.current(); sc != nil {
+		return sc.g.Update()
 	}
-	return sc.g.Update()
+	select {
+	case <-shotsDone:
+	default:
+		close(shotsDone)
+	}
+	if s.job == nil {
+		select {
+		case j := <-drawJobs:
+			s.job = j
+			ebiten.SetVsyncEnabled(false)
+			j.g.Layout(j.w, j.h)
+			j.g.Update()
+			runtime.GC()
+			j.cpu0 = processCPU()
+		case <-testsDone:
+			return ebiten.Termination
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return nil
 }
 
 func (s *shooter) Draw(screen *ebiten.Image) {
+	if j := s.job; j != nil {
+		if b := screen.Bounds(); b.Dx() != j.w || b.Dy() != j.h {
+			return
+		}
+		t0 := time.Now()
+		j.g.Draw(screen)
+		j.drawTime += time.Since(t0)
+		j.frames++
+		if j.frames%16 == 0 || j.frames == j.n {
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			j.peakHeap = max(j.peakHeap, ms.HeapAlloc)
+		}
+		if j.frames == j.n {
+			cpu := processCPU() - j.cpu0
+			j.done <- drawCost{cpu / time.Duration(j.n), j.drawTime / time.Duration(j.n), j.peakHeap}
+			s.job = nil
+		}
+		return
+	}
 	sc := s.current()
 	if sc == nil {
 		return
@@ -99,11 +180,15 @@ func (s *shooter) Draw(screen *ebiten.Image) {
 	}
 	img := image.NewRGBA(screen.Bounds())
 	screen.ReadPixels(img.Pix)
-	sc.shot, sc.cam, sc.over = img, sc.g.Camera, sc.g.layoutOverlays()
+	sc.shot, sc.cam, sc.over, sc.written = img, sc.g.Camera, sc.g.over, slices.Clone(sc.g.written)
 	s.i++
 }
 
 func (s *shooter) Layout(int, int) (int, int) {
+	if j := s.job; j != nil {
+		j.g.Layout(j.w, j.h)
+		return j.w, j.h
+	}
 	if sc := s.current(); sc != nil {
 		sc.g.Layout(sc.w, sc.h)
 		return sc.w, sc.h
@@ -117,31 +202,67 @@ func TestMain(m *testing.M) {
 	g.Model.Selected = "a1"
 	scenes = append(scenes, &scene{name: "basic", g: g, w: shotW, h: shotH})
 	for _, name := range scenarios.Builtin() {
-		scenes = append(scenes, scenarioScene(name, name, nil))
+		scenes = append(scenes, scenarioScene(name, name, 0, nil))
 	}
 	// The whole observation of an agent, scrolled a little.
-	scenes = append(scenes, scenarioScene("observation", "foraging", func(g *Game) { g.ShowObs, g.ObsScroll = true, 6 }))
+	scenes = append(scenes, scenarioScene("observation", "foraging", 0, func(g *Game) { g.Pane, g.ObsScroll = PaneObservation, 6 }))
+	code := 0
+	go func() {
+		defer close(testsDone)
+		code = m.Run()
+	}()
 	ebiten.SetWindowSize(sceneW, sceneH)
 	ebiten.SetWindowTitle("arena render test")
 	err := ebiten.RunGameWithOptions(&shooter{}, &ebiten.RunGameOptions{InitUnfocused: true})
 	if err != nil && !errors.Is(err, ebiten.Termination) {
-		shotErr = err
+		fmt.Fprintln(os.Stderr, "render test: the game loop:", err)
+		os.Exit(1)
 	}
-	os.Exit(m.Run())
+	<-testsDone
+	os.Exit(code)
+}
+
+// BenchmarkDraw draws every built-in scenario with 16 agents (or its most,
+// when fewer) at 1280 × 800, after benchTicks ticks, with the first agent
+// selected. It reports the process's CPU time per frame (cpu-ms/frame: the
+// draw calls, Ebiten's flush and Xvfb's software rasteriser), the time in
+// Game.Draw alone (draw-ms/frame) and the largest heap seen (heap-MB).
+//
+//	xvfb-run -a go test -tags xvfb -run '^$' -bench Draw ./render/
+func BenchmarkDraw(b *testing.B) {
+	for _, name := range scenarios.Builtin() {
+		b.Run(name, func(b *testing.B) {
+			sc, err := scenarios.Load(name)
+			if err != nil {
+				b.Fatal(err)
+			}
+			s := scenarioScene(name, name, min(16, sc.Agents.Max), nil)
+			if s.err != nil {
+				b.Fatal(s.err)
+			}
+			j := &drawJob{g: s.g, w: 1280, h: 800, n: max(b.N, 2), done: make(chan drawCost)}
+			b.ResetTimer()
+			drawJobs <- j
+			c := <-j.done
+			b.ReportMetric(float64(c.cpuPerFrame)/1e6, "cpu-ms/frame")
+			b.ReportMetric(float64(c.drawPerFrame)/1e6, "draw-ms/frame")
+			b.ReportMetric(float64(c.peakHeap)/(1<<20), "heap-MB")
+		})
+	}
 }
 
 // scenarioScene runs a built-in scenario for sceneTicks ticks with its bots,
 // keeping a frame per tick and every observation as a replay source does,
 // and returns a game paused at the last tick with the first agent selected
 // and its perception radius shown. adjust, when set, changes the game.
-func scenarioScene(name, scenario string, adjust func(*Game)) *scene {
+func scenarioScene(name, scenario string, agents int, adjust func(*Game)) *scene {
 	s := &scene{name: name, w: sceneW, h: sceneH}
 	sc, err := scenarios.Load(scenario)
 	if err != nil {
 		s.err = err
 		return s
 	}
-	w, err := sc.NewWorld(scenarios.Options{Seed: 1})
+	w, err := sc.NewWorld(scenarios.Options{Seed: 1, Agents: agents})
 	if err != nil {
 		s.err = err
 		return s
@@ -189,9 +310,7 @@ func writePNG(path string, img image.Image) error {
 // (and to ARENA_VIEWER_PNG_DIR as viewer-NAME.png when that is set).
 func shotOf(t *testing.T, name string) *scene {
 	t.Helper()
-	if shotErr != nil {
-		t.Fatal(shotErr)
-	}
+	<-shotsDone
 	s := findScene(name)
 	switch {
 	case s == nil:
@@ -289,7 +408,7 @@ func (s *scene) covered(x, y, margin float64) bool {
 		return true
 	}
 	p := image.Pt(int(x), int(y))
-	for _, r := range s.over.rects() {
+	for _, r := range append(s.over.rects(), s.written...) {
 		if p.In(r.Inset(-int(math.Ceil(margin)))) {
 			return true
 		}
@@ -313,7 +432,7 @@ func TestRenderScenarios(t *testing.T) {
 			seen := 0
 			for i, a := range m.Agents {
 				sx, sy := s.cam.WorldToScreen(a.Position[0], a.Position[2])
-				if !a.Alive || s.covered(sx, sy, 2) {
+				if m.Dead(&m.Agents[i]) || s.covered(sx, sy, 2) {
 					continue
 				}
 				hidden := false
@@ -327,7 +446,7 @@ func TestRenderScenarios(t *testing.T) {
 					continue
 				}
 				seen++
-				if got, want := shot.RGBAAt(int(sx), int(sy)), m.TeamColour(a.Team); !near(got, want) {
+				if got, want := shot.RGBAAt(int(sx), int(sy)), m.AgentColour(&m.Agents[i]); !near(got, want) {
 					t.Errorf("agent %s at (%.0f, %.0f): %v, want its team colour %v", a.ID, sx, sy, got, want)
 				}
 			}
@@ -518,7 +637,7 @@ func (o *overlays) rects() []image.Rectangle {
 	for _, p := range o.panels {
 		out = append(out, p.r)
 	}
-	for _, r := range []image.Rectangle{o.side, o.log, o.timeline} {
+	for _, r := range []image.Rectangle{o.left, o.side, o.log, o.legend, o.timeline} {
 		if !r.Empty() {
 			out = append(out, r)
 		}
