@@ -363,7 +363,8 @@ func TestRenderPixels(t *testing.T) {
 	if got, want := at(5, 5, 0), ResourceColours["wood"]; !near(got, want) {
 		t.Errorf("resource: %v, want %v", got, want)
 	}
-	if got := at(-5, -5, 0); !near(got, ColStationInUse) {
+	// The station's left edge (its initial is written in the middle).
+	if got := at(-5, -5, -max(stationHalf*cam.Scale, minStationPx)+2); !near(got, ColStationInUse) {
 		t.Errorf("station in use: %v, want %v", got, ColStationInUse)
 	}
 	// The HUD: white text at the top left, and the inspector's panel.
@@ -408,6 +409,9 @@ func (s *scene) covered(x, y, margin float64) bool {
 		return true
 	}
 	p := image.Pt(int(x), int(y))
+	if !p.In(s.over.view.Inset(int(math.Ceil(margin)))) {
+		return true
+	}
 	for _, r := range append(s.over.rects(), s.written...) {
 		if p.In(r.Inset(-int(math.Ceil(margin)))) {
 			return true
