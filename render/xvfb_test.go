@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -206,6 +207,12 @@ func TestMain(m *testing.M) {
 	}
 	// The whole observation of an agent, scrolled a little.
 	scenes = append(scenes, scenarioScene("observation", "foraging", 0, func(g *Game) { g.Pane, g.ObsScroll = PaneObservation, 6 }))
+	// Every scenario with each pane open.
+	for _, name := range scenarios.Builtin() {
+		for _, pane := range []string{PaneObservation, PaneHistory, PaneConversation} {
+			scenes = append(scenes, scenarioScene(name+"-"+pane, name, 0, func(g *Game) { g.Pane = pane }))
+		}
+	}
 	code := 0
 	go func() {
 		defer close(testsDone)
@@ -633,6 +640,101 @@ func TestRenderObservation(t *testing.T) {
 	if n := whitePixels(s.shot, o.side); n < 50*len(o.sideLines) {
 		t.Errorf("observation panel: %d text pixels for %d lines", n, len(o.sideLines))
 	}
+}
+
+// TestRenderPanes checks every scenario with each side pane open: the
+// world's bounds in the view the panels leave (none over them), and the
+// pane's text. The observation must be the whole observation (one line an
+// encoding error would not do); the history must show the selected agent's
+// decisions, in their colour; the conversation must show what was said in
+// the scenarios where agents talk.
+func TestRenderPanes(t *testing.T) {
+	talking := []string{"debate", "market", "role_game", "social", "town_square"}
+	for _, name := range scenarios.Builtin() {
+		for _, pane := range []string{PaneObservation, PaneHistory, PaneConversation} {
+			t.Run(name+"/"+pane, func(t *testing.T) {
+				s := shotOf(t, name+"-"+pane)
+				o, m := &s.over, &s.g.Model
+				checkWorldInView(t, s)
+				if o.side.Empty() || !o.side.Overlaps(image.Rect(0, 0, s.w, s.h)) {
+					t.Fatalf("no side pane: %v", o.side)
+				}
+				if strings.Contains(strings.Join(o.sideLines, "\n"), "unsupported") {
+					t.Errorf("pane %s: %q", pane, o.sideLines)
+				}
+				// Rows with text: at least 30 light pixels each.
+				text := 0
+				for i := range o.sideRows {
+					r := image.Rect(o.side.Min.X, o.sideTop+i*lineH, o.side.Max.X, o.sideTop+(i+1)*lineH)
+					if lightPixels(s.shot, r) >= 30 {
+						text++
+					}
+				}
+				switch pane {
+				case PaneObservation:
+					if len(o.sideRows) < 10 || text < len(o.sideRows)*3/4 {
+						t.Errorf("observation of %s: %d rows, %d with text; %q", m.Selected, len(o.sideRows), text, o.sideLines)
+					}
+				case PaneHistory:
+					if len(m.History[m.Selected]) == 0 {
+						t.Fatalf("no history of %s", m.Selected)
+					}
+					heads := 0
+					for i, r := range o.sideRows {
+						if r.col == ColHistory && colourPixels(s.shot, image.Rect(o.side.Min.X, o.sideTop+i*lineH, o.side.Max.X, o.sideTop+(i+1)*lineH), ColHistory) >= 20 {
+							heads++
+						}
+					}
+					if heads == 0 || text < 2 {
+						t.Errorf("history of %s: %d decision heads drawn, %d rows with text: %q", m.Selected, heads, text, o.sideLines)
+					}
+				case PaneConversation:
+					if slices.Contains(talking, name) {
+						said := 0
+						for _, r := range o.sideRows {
+							if r.tick >= 0 {
+								said++
+							}
+						}
+						if said < 2 || text < 2 {
+							t.Errorf("conversation: %d rows of lines, %d with text: %q", said, text, o.sideLines)
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// checkWorldInView checks that the world's bounding box, as the camera
+// shows it, lies within the view the panels leave, so nothing covers it.
+func checkWorldInView(t *testing.T, s *scene) {
+	t.Helper()
+	b := s.g.Model.Bounds()
+	x0, y0 := s.cam.WorldToScreen(b.MinX, b.MinZ)
+	x1, y1 := s.cam.WorldToScreen(b.MaxX, b.MaxZ)
+	box := image.Rect(int(math.Ceil(x0)), int(math.Ceil(y0)), int(x1), int(y1))
+	if !box.In(s.over.view) {
+		t.Errorf("the world's box %v is not within the view %v", box, s.over.view)
+	}
+	for _, r := range []image.Rectangle{s.over.hud, s.over.left, s.over.side, s.over.timeline} {
+		if box.Overlaps(r) {
+			t.Errorf("a panel %v covers the world's box %v", r, box)
+		}
+	}
+}
+
+// lightPixels counts the light (text) pixels in r.
+func lightPixels(img *image.RGBA, r image.Rectangle) int {
+	n := 0
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			if c := img.RGBAAt(x, y); int(c.R)+int(c.G)+int(c.B) > 3*150 {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // rects are the boxes that cover the world.
