@@ -1,6 +1,7 @@
 package render
 
 import (
+	"context"
 	"fmt"
 	"image"
 	"maps"
@@ -8,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hajimehoshi/ebiten/v2"
 	"github.com/hajimehoshi/ebiten/v2/inpututil"
@@ -159,6 +161,23 @@ func (g *Game) Click(sx, sy float64) {
 		return
 	}
 	g.Select(g.Model.Pick(&g.Camera, sx, sy))
+}
+
+// Reconnect opens a new session on a live source whose server has gone.
+func (g *Game) Reconnect() {
+	r, ok := g.Src.(interface {
+		Reconnect(context.Context) error
+	})
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := r.Reconnect(ctx); err != nil {
+		g.status = err.Error()
+		return
+	}
+	g.status = "reconnected"
 }
 
 // ShowPane opens a pane in the side panel (PaneInspector, PaneHistory,
@@ -355,6 +374,8 @@ func (g *Game) input() {
 		g.ShowLabels = !g.ShowLabels
 	case pressed(ebiten.KeyK):
 		g.ShowPanels = !g.ShowPanels
+	case pressed(ebiten.KeyR):
+		g.Reconnect()
 	case pressed(ebiten.KeyN):
 		g.ShowLegend = !g.ShowLegend
 	case pressed(ebiten.KeyI):
@@ -454,6 +475,13 @@ func (g *Game) HUD() []string {
 	if e, ok := g.Src.(interface{ Ended() bool }); ok && e.Ended() {
 		state = "run over"
 	}
+	gone := false
+	if l, ok := g.Src.(interface{ Gone() (bool, error) }); ok {
+		gone, _ = l.Gone()
+		if gone {
+			state = "server gone"
+		}
+	}
 	tick := strconv.Itoa(m.Tick)
 	head := ""
 	mode := ""
@@ -483,6 +511,9 @@ func (g *Game) HUD() []string {
 	}
 	if err := g.Src.Err(); err != nil {
 		lines = append(lines, "source: "+err.Error())
+	}
+	if gone {
+		lines = append(lines, "the server has gone (or ended the session): the last frame stays; r: reconnect")
 	}
 	if g.help {
 		lines = append(lines, HelpLines...)
