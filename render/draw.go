@@ -525,6 +525,19 @@ type drawCache struct {
 	shapes    shapes
 	static    *ebiten.Image // the static layer (drawStatic)
 	staticKey staticKey
+	// The side pane's rows, made again when a frame arrives or the pane,
+	// the selection or the width changes.
+	paneKey   paneKey
+	paneTitle string
+	paneRows  []row
+}
+
+type paneKey struct {
+	frames   int
+	pane     string
+	selected string
+	chars    int
+	inspect  *ipc.FrameInspect
 }
 
 // terrainImage is the world's terrain shaded by height, one texel per
@@ -647,7 +660,8 @@ func (g *Game) drawBubbles(screen *ebiten.Image, agentR float32, view image.Rect
 		if alpha <= 0 {
 			continue
 		}
-		lines := wrap(printable(strings.Join(strings.Fields(last.Text), " ")), bubbleChars)
+		// Only what a bubble can hold is wrapped (texts run to pages).
+		lines := wrap(printable(clip(strings.Join(strings.Fields(clip(last.Text, 4*bubbleChars*bubbleLines)), " "), 2*bubbleChars*bubbleLines)), bubbleChars)
 		if len(lines) > bubbleLines {
 			lines = append(lines[:bubbleLines-1:bubbleLines-1], clip(lines[bubbleLines-1]+" …", bubbleChars))
 			lines[bubbleLines-1] = printable(lines[bubbleLines-1])
@@ -814,7 +828,12 @@ func (g *Game) layoutOverlays() overlays {
 		sw = min(max(sw, minPanelW), W-o.view.Min.X-minPanelW)
 		o.side = image.Rect(W-sw, top, W, floor)
 		chars := (sw - 2*panelPad) / charW
-		title, rows := g.paneRows(pane, chars)
+		key := paneKey{frames: m.Frames, pane: pane, selected: m.Selected, chars: chars, inspect: m.Inspect}
+		if g.cache.paneKey != key {
+			g.cache.paneKey = key
+			g.cache.paneTitle, g.cache.paneRows = g.paneRows(pane, chars)
+		}
+		title, rows := g.cache.paneTitle, g.cache.paneRows
 		o.sideTitle = title
 		o.sideTabs = clip(paneTabs(pane), chars)
 		o.sideTop = top + panelPad + 2*lineH
