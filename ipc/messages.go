@@ -231,6 +231,10 @@ type FrameEntity struct {
 	InUse     bool      `cbor:"in_use,omitempty"`
 	Owner     string    `cbor:"owner,omitempty"`
 	Progress  float64   `cbor:"progress,omitempty"`
+	// Capturing is the team making progress on a capture point, and
+	// Contested whether teams tie inside it.
+	Capturing string `cbor:"capturing,omitempty"`
+	Contested bool   `cbor:"contested,omitempty"`
 }
 
 // ErrorMsg reports a protocol error; Fatal ones are followed by close.

@@ -43,7 +43,8 @@ func WorldFrame(w *world.World) Frame {
 		f.Entities = append(f.Entities, FrameEntity{Name: h.Name, Type: "hazard", Kind: h.HazardType, Position: h.Pos, Size: []float64{h.Radius}})
 	}
 	for _, p := range w.CapturePoints() {
-		f.Entities = append(f.Entities, FrameEntity{Name: p.Name, Type: "capture_point", Position: p.Pos, Size: []float64{p.Radius}, Owner: p.Owner, Progress: p.Progress})
+		f.Entities = append(f.Entities, FrameEntity{Name: p.Name, Type: "capture_point", Position: p.Pos, Size: []float64{p.Radius}, Owner: p.Owner, Progress: p.Progress,
+			Capturing: p.Capturing, Contested: p.Contested})
 	}
 	for _, c := range w.Components() {
 		if s, ok := c.(world.Spectated); ok {

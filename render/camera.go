@@ -1,6 +1,7 @@
 package render
 
 import (
+	"image"
 	"math"
 
 	"github.com/arena-sim/arena/world"
@@ -37,6 +38,20 @@ func (c *Camera) Fit(b world.Bounds) {
 	c.CenterX, c.CenterZ = (b.MinX+b.MaxX)/2, (b.MinZ+b.MaxZ)/2
 	w, h := max(b.MaxX-b.MinX, 1), max(b.MaxZ-b.MinZ, 1)
 	c.Scale = clamp(math.Min(c.W/w, c.H/h), MinScale, MaxScale)
+}
+
+// FitIn centres the bounds in the screen rectangle r (the world's part of
+// the screen, between the panels) and scales them to fill it.
+func (c *Camera) FitIn(b world.Bounds, r image.Rectangle) {
+	if r.Dx() <= 0 || r.Dy() <= 0 {
+		c.Fit(b)
+		return
+	}
+	w, h := max(b.MaxX-b.MinX, 1), max(b.MaxZ-b.MinZ, 1)
+	c.Scale = clamp(math.Min(float64(r.Dx())/w, float64(r.Dy())/h), MinScale, MaxScale)
+	mx, my := float64(r.Min.X+r.Max.X)/2, float64(r.Min.Y+r.Max.Y)/2
+	c.CenterX = (b.MinX+b.MaxX)/2 - (mx-c.W/2)/c.Scale
+	c.CenterZ = (b.MinZ+b.MaxZ)/2 - (my-c.H/2)/c.Scale
 }
 
 // Pan moves the view by a screen offset in pixels (a drag of dx, dy moves

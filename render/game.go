@@ -1,12 +1,15 @@
 package render
 
 import (
+	"context"
 	"fmt"
+	"image"
 	"maps"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hajimehoshi/ebiten/v2"
 	"github.com/hajimehoshi/ebiten/v2/inpututil"
@@ -23,9 +26,23 @@ type Game struct {
 	Follow         bool // keep the selected agent in the middle
 	ShowPerception bool // the selected agent's perception radius (all agents' when none is selected)
 	ShowLabels     bool // agent ids beside their discs
-	ShowPanels     bool // the components' panels
-	ShowObs        bool // the selected agent's whole last observation
-	ObsScroll      int  // the first line of the observation shown
+	ShowPanels     bool // the components' panels (the left column)
+	ShowLegend     bool // the legend
+	// Pane is what the side pane shows: PaneInspector, PaneHistory,
+	// PaneConversation or PaneObservation (ShowPane opens one).
+	Pane string
+	// ObsScroll is how far the side pane is scrolled: the first row shown,
+	// or, in the conversation, how many rows from the newest.
+	ObsScroll int
+	// LeftW and SideW are the widths of the left column and the side pane
+	// in pixels (0: a share of the screen); dragging their edges sets them.
+	LeftW, SideW int
+
+	sideOpen bool
+	needFit  bool              // fit the camera to the world in the next Draw
+	over     overlays          // the last Draw's layout, for the mouse
+	written  []image.Rectangle // where the last Draw put labels and bubbles over the world
+	resizing int               // the edge being dragged: 1 the left column's, 2 the side pane's
 
 	paused bool
 	speed  float64
@@ -46,7 +63,7 @@ type Game struct {
 
 // NewGame returns a game that shows what src sends.
 func NewGame(src Source) *Game {
-	return &Game{Src: src, speed: 1, Camera: Camera{Scale: 10}, ShowLabels: true, ShowPanels: true}
+	return &Game{Src: src, speed: 1, Camera: Camera{Scale: 10}, ShowLabels: true, ShowPanels: true, ShowLegend: true, sideOpen: true}
 }
 
 // Update takes new frames and input.
@@ -66,9 +83,12 @@ func (g *Game) Pump() {
 	if len(frames) > 0 {
 		g.paused = g.Model.Paused
 	}
-	if !g.fitted && g.Model.Frames > 0 && g.Camera.W > 0 {
-		g.Camera.Fit(g.Model.Bounds())
-		g.fitted = true
+	if !g.fitted && g.Model.Frames > 0 {
+		g.needFit, g.fitted = true, true
+	}
+	if g.needFit && g.Camera.W > 0 {
+		g.Camera.FitIn(g.Model.Bounds(), g.layoutOverlays().view)
+		g.needFit = false
 	}
 	if a := g.Model.Agent(g.Model.Selected); g.Follow && a != nil {
 		g.Camera.CenterX, g.Camera.CenterZ = a.Position[0], a.Position[2]
@@ -116,14 +136,64 @@ func (g *Game) Speed() float64 { return g.speed }
 func (g *Game) Paused() bool { return g.paused }
 
 // Click selects the agent under the screen point, or clears the selection; a
-// click on a replay's timeline seeks instead.
+// click on a replay's timeline, or on a line of the history or the
+// conversation, seeks to its tick instead; a click elsewhere on a panel does
+// nothing.
 func (g *Game) Click(sx, sy float64) {
 	if tick, ok := g.TimelineTick(sx, sy); ok {
 		g.Seek(tick)
 		return
 	}
+	p := image.Pt(int(sx), int(sy))
+	o := &g.over
+	if p.In(o.side) {
+		if i := (p.Y - o.sideTop) / lineH; p.Y >= o.sideTop && i < len(o.sideRows) && o.sideRows[i].tick >= 0 {
+			g.Seek(o.sideRows[i].tick)
+		}
+		return
+	}
+	for _, r := range []image.Rectangle{o.hud, o.left, o.legend} {
+		if p.In(r) {
+			return
+		}
+	}
+	if !o.timeline.Empty() && sy >= float64(o.view.Max.Y) {
+		return
+	}
 	g.Select(g.Model.Pick(&g.Camera, sx, sy))
 }
+
+// Reconnect opens a new session on a live source whose server has gone.
+func (g *Game) Reconnect() {
+	r, ok := g.Src.(interface {
+		Reconnect(context.Context) error
+	})
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := r.Reconnect(ctx); err != nil {
+		g.status = err.Error()
+		return
+	}
+	g.status = "reconnected"
+}
+
+// ShowPane opens a pane in the side panel (PaneInspector, PaneHistory,
+// PaneConversation or PaneObservation), or closes the side panel when that
+// pane is open already.
+func (g *Game) ShowPane(pane string) {
+	if g.Pane == pane && g.sideOpen {
+		g.sideOpen = false
+		return
+	}
+	g.Pane, g.sideOpen, g.ObsScroll = pane, true, 0
+}
+
+// Fit fits the camera to the world, in the room the panels leave, at the
+// next update.
+func (g *Game) Fit() { g.needFit, g.Follow = true, false }
 
 // Select inspects the agent (or nobody, for ""): the source is asked for
 // its observations.
@@ -131,12 +201,15 @@ func (g *Game) Select(id string) {
 	if id == g.Model.Selected {
 		return
 	}
-	g.Model.Selected, g.ObsScroll = id, 0
+	g.Model.Selected = id
+	if g.Pane != PaneConversation {
+		g.ObsScroll = 0
+	}
 	if err := g.Src.Inspect(id); err != nil {
 		g.status = "inspect: " + err.Error()
 	}
 	if id == "" {
-		g.Follow, g.ShowObs = false, false
+		g.Follow = false
 	}
 }
 
@@ -292,8 +365,7 @@ func (g *Game) input() {
 	case pressed(ebiten.KeyG):
 		g.StartSeek()
 	case pressed(ebiten.KeyF):
-		g.Camera.Fit(g.Model.Bounds())
-		g.Follow = false
+		g.Fit()
 	case pressed(ebiten.KeyC):
 		g.Follow = !g.Follow && g.Model.Selected != ""
 	case pressed(ebiten.KeyP):
@@ -302,13 +374,22 @@ func (g *Game) input() {
 		g.ShowLabels = !g.ShowLabels
 	case pressed(ebiten.KeyK):
 		g.ShowPanels = !g.ShowPanels
+	case pressed(ebiten.KeyR):
+		g.Reconnect()
+	case pressed(ebiten.KeyN):
+		g.ShowLegend = !g.ShowLegend
+	case pressed(ebiten.KeyI):
+		g.ShowPane(PaneInspector)
+	case pressed(ebiten.KeyY):
+		g.ShowPane(PaneHistory)
+	case pressed(ebiten.KeyT):
+		g.ShowPane(PaneConversation)
 	case pressed(ebiten.KeyO):
-		g.ShowObs = !g.ShowObs && g.Model.Selected != ""
-		g.ObsScroll = 0
+		g.ShowPane(PaneObservation)
 	case pressed(ebiten.KeyPageDown):
-		g.ObsScroll += 20
+		g.scroll(-20)
 	case pressed(ebiten.KeyPageUp):
-		g.ObsScroll = max(0, g.ObsScroll-20)
+		g.scroll(20)
 	case pressed(ebiten.KeyH), pressed(ebiten.KeySlash):
 		g.help = !g.help
 	case pressed(ebiten.KeyEscape):
@@ -316,9 +397,10 @@ func (g *Game) input() {
 	}
 	mx, my := ebiten.CursorPositionF()
 	if _, wy := ebiten.Wheel(); wy != 0 {
-		if g.ShowObs {
-			g.ObsScroll = max(0, g.ObsScroll-int(wy*3))
-		} else {
+		p := image.Pt(int(mx), int(my))
+		if p.In(g.over.side) {
+			g.scroll(int(math.Round(wy * 3)))
+		} else if !p.In(g.over.left) {
 			f := 1.15
 			if wy < 0 {
 				f = 1 / f
@@ -328,8 +410,26 @@ func (g *Game) input() {
 	}
 	// Left button: a press and release without moving is a click (select);
 	// with movement it is a drag (pan).
+	// A drag from a panel's inner edge resizes it.
 	if inpututil.IsMouseButtonJustPressed(ebiten.MouseButtonLeft) {
 		g.dragging, g.dragX, g.dragY, g.dragFrom = true, mx, my, [2]float64{mx, my}
+		switch o := &g.over; {
+		case !o.left.Empty() && math.Abs(mx-float64(o.left.Max.X)) <= 4 && my > float64(o.left.Min.Y):
+			g.resizing = 1
+		case !o.side.Empty() && math.Abs(mx-float64(o.side.Min.X)) <= 4 && my > float64(o.side.Min.Y):
+			g.resizing = 2
+		}
+	}
+	if g.resizing != 0 {
+		switch {
+		case !ebiten.IsMouseButtonPressed(ebiten.MouseButtonLeft):
+			g.resizing, g.dragging = 0, false
+		case g.resizing == 1:
+			g.LeftW = int(mx)
+		default:
+			g.SideW = int(g.Camera.W - mx)
+		}
+		return
 	}
 	if g.dragging && ebiten.IsMouseButtonPressed(ebiten.MouseButtonLeft) {
 		if mx != g.dragX || my != g.dragY {
@@ -343,6 +443,16 @@ func (g *Game) input() {
 		if math.Abs(mx-g.dragFrom[0])+math.Abs(my-g.dragFrom[1]) < 4 {
 			g.Click(mx, my)
 		}
+	}
+}
+
+// scroll moves the side pane's text by n rows: up (towards older lines) for
+// n > 0.
+func (g *Game) scroll(n int) {
+	if g.Pane == PaneConversation {
+		g.ObsScroll = max(0, g.ObsScroll+n)
+	} else {
+		g.ObsScroll = max(0, g.ObsScroll-n)
 	}
 }
 
@@ -364,6 +474,13 @@ func (g *Game) HUD() []string {
 	}
 	if e, ok := g.Src.(interface{ Ended() bool }); ok && e.Ended() {
 		state = "run over"
+	}
+	gone := false
+	if l, ok := g.Src.(interface{ Gone() (bool, error) }); ok {
+		gone, _ = l.Gone()
+		if gone {
+			state = "server gone"
+		}
 	}
 	tick := strconv.Itoa(m.Tick)
 	head := ""
@@ -395,6 +512,9 @@ func (g *Game) HUD() []string {
 	if err := g.Src.Err(); err != nil {
 		lines = append(lines, "source: "+err.Error())
 	}
+	if gone {
+		lines = append(lines, "the server has gone (or ended the session): the last frame stays; r: reconnect")
+	}
 	if g.help {
 		lines = append(lines, HelpLines...)
 	} else {
@@ -406,7 +526,8 @@ func (g *Game) HUD() []string {
 // HelpLines list the controls.
 var HelpLines = []string{
 	"space: pause/resume   right or .: step one tick   + / -: speed",
-	"click: inspect agent  esc: deselect  c: follow it  o: its whole observation (pgup/pgdn)",
-	"drag: pan   wheel: zoom   f: fit   p: perception radius   l: labels   k: panels",
+	"click: inspect agent  esc: deselect  c: follow it",
+	"side pane: i inspector  y history  t conversation  o observation (again: close; wheel, pgup/pgdn scroll; click a line: seek)",
+	"drag: pan   wheel: zoom   f: fit   p: perception radius   l: labels   k: panels   n: legend   drag a panel's edge: resize",
 	"replays: left or ,: back a tick   [ / ]: 10 s back/on   home/end   g: go to tick   click the timeline",
 }

@@ -2,8 +2,11 @@ package render
 
 import (
 	"context"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/arena-sim/arena/ipc"
 	"github.com/arena-sim/arena/scenarios"
@@ -66,4 +69,66 @@ func TestLiveSource(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.until(t, "playing", func(f ipc.Frame) bool { return !f.Paused && f.Tick > paused.Tick+1 })
+}
+
+// TestLiveSourceGone stops the server under a spectator: the source says it
+// is gone, the HUD says so (not "playing"), and once a server listens there
+// again Reconnect brings frames back.
+func TestLiveSourceGone(t *testing.T) {
+	sc, err := scenarios.Load("foraging")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := "unix:" + filepath.Join(t.TempDir(), "arena.sock")
+	serve := func() context.CancelFunc {
+		srv, err := server.New(server.Options{Scenario: sc, Seed: 5, Agents: 2, Bots: 2, Ticks: 400, Mode: "realtime", TickRate: 50, SpectatorToken: "eye"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := ipc.Listen(context.Background(), addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		go srv.Serve(ctx, l)
+		return cancel
+	}
+	stop := serve()
+	defer func() { stop() }()
+	src, err := Connect(context.Background(), addr, "eye")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	g := NewGame(src)
+	p := &poller{src: src}
+	p.until(t, "with agents", func(f ipc.Frame) bool { return len(f.Agents) == 2 })
+	if gone, _ := src.Gone(); gone {
+		t.Fatal("gone while the server runs")
+	}
+	if err := src.Reconnect(context.Background()); err == nil {
+		t.Fatal("reconnected while the session is open")
+	}
+	stop()
+	deadline := time.Now().Add(10 * time.Second)
+	for gone, _ := src.Gone(); !gone; gone, _ = src.Gone() {
+		if time.Now().After(deadline) {
+			t.Fatal("the source did not notice the server going")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	hud := strings.Join(g.HUD(), "\n")
+	if !strings.Contains(hud, "server gone") || strings.Contains(hud, "playing") || !strings.Contains(hud, "r: reconnect") {
+		t.Fatalf("HUD once the server has gone:\n%s", hud)
+	}
+	os.Remove(strings.TrimPrefix(addr, "unix:"))
+	stop = serve()
+	g.Reconnect()
+	if gone, err := src.Gone(); gone {
+		t.Fatalf("still gone after reconnecting: %v (%s)", err, g.status)
+	}
+	p.until(t, "frames again", func(f ipc.Frame) bool { return len(f.Agents) == 2 })
+	if strings.Contains(strings.Join(g.HUD(), "\n"), "server gone") {
+		t.Fatal("HUD says the server is gone after reconnecting")
+	}
 }

@@ -52,6 +52,13 @@ type Model struct {
 	// Frames counts the frames applied.
 	Frames int
 
+	// The logbook (logbook.go): the conversation, every agent's decisions,
+	// and the components' deaths and revivals, from the episode's start to
+	// the tick shown.
+	Talk    []Line
+	History map[string][]HistoryEntry
+	Deaths  []world.Event
+
 	obs    *world.Observation // Inspect decoded
 	obsErr error
 }
@@ -81,6 +88,7 @@ func (m *Model) Apply(f ipc.Frame) {
 	switch {
 	case f.Episode != m.Episode && m.Frames > 0:
 		m.Static, m.Events, m.World, m.Decisions, m.Bubbles, m.Inspect = nil, nil, nil, nil, nil, nil
+		m.Talk, m.History, m.Deaths = nil, nil, nil
 	case f.Tick < m.Tick:
 		// A seek backwards: the log starts again.
 		m.Events, m.Decisions, m.Bubbles = nil, nil, nil
@@ -89,6 +97,9 @@ func (m *Model) Apply(f ipc.Frame) {
 	}
 	if repeat {
 		f.Events, f.Decisions = nil, nil
+	} else {
+		m.truncateLog(f.Tick)
+		m.record(f.Tick, f.Decisions, f.Events)
 	}
 	m.Episode, m.Tick, m.Paused = f.Episode, f.Tick, f.Paused
 	if f.World != nil {

@@ -267,7 +267,10 @@ type LiveSource struct {
 	mu      sync.Mutex
 	pending []ipc.Frame
 	err     error
+	gone    bool // the session is over: the server closed it, failed or went away
 	Welcome ipc.Welcome
+
+	addr, token string // to reconnect
 }
 
 // maxServerFrame bounds what the viewer accepts from a server: spectator
@@ -277,42 +280,59 @@ const maxServerFrame = 64 << 20
 // Connect opens a spectator session on addr (unix:PATH or tcp:HOST:PORT):
 // hello as a spectator, then the welcome (or the refusal).
 func Connect(ctx context.Context, addr, token string) (*LiveSource, error) {
-	nc, err := ipc.Dial(ctx, addr)
-	if err != nil {
+	s := &LiveSource{addr: addr, token: token}
+	if err := s.open(ctx); err != nil {
 		return nil, err
 	}
-	s := &LiveSource{nc: nc}
-	if err := s.write(ipc.Hello{Type: "hello", Protocol: ipc.ProtocolVersion, Role: "spectator", Token: token, Name: "arena view"}); err != nil {
+	return s, nil
+}
+
+// open starts a session: it dials, says hello, waits for the welcome and
+// starts the reader.
+func (s *LiveSource) open(ctx context.Context) error {
+	addr := s.addr
+	nc, err := ipc.Dial(ctx, addr)
+	if err != nil {
+		return err
+	}
+	s.wmu.Lock()
+	s.nc = nc
+	s.wmu.Unlock()
+	if err := s.write(ipc.Hello{Type: "hello", Protocol: ipc.ProtocolVersion, Role: "spectator", Token: s.token, Name: "arena view"}); err != nil {
 		nc.Close()
-		return nil, fmt.Errorf("send hello to %s: %w", addr, err)
+		return fmt.Errorf("send hello to %s: %w", addr, err)
 	}
 	nc.SetReadDeadline(time.Now().Add(30 * time.Second))
+	var welcome ipc.Welcome
 	for {
-		typ, b, err := s.read(nil)
+		typ, b, err := read(nc, nil)
 		if err != nil {
 			nc.Close()
-			return nil, fmt.Errorf("wait for the welcome from %s: %w", addr, err)
+			return fmt.Errorf("wait for the welcome from %s: %w", addr, err)
 		}
 		if typ == "error" {
 			var e ipc.ErrorMsg
 			cbor.Unmarshal(b, &e)
 			if e.Fatal {
 				nc.Close()
-				return nil, fmt.Errorf("%s refused the spectator: %s: %s", addr, e.Code, e.Message)
+				return fmt.Errorf("%s refused the spectator: %s: %s", addr, e.Code, e.Message)
 			}
 			continue
 		}
 		if typ == "welcome" {
-			if err := cbor.Unmarshal(b, &s.Welcome); err != nil {
+			if err := cbor.Unmarshal(b, &welcome); err != nil {
 				nc.Close()
-				return nil, fmt.Errorf("decode the welcome: %w", err)
+				return fmt.Errorf("decode the welcome: %w", err)
 			}
 			break
 		}
 	}
 	nc.SetReadDeadline(time.Time{})
-	go s.readLoop()
-	return s, nil
+	s.mu.Lock()
+	s.Welcome, s.err, s.gone = welcome, nil, false
+	s.mu.Unlock()
+	go s.readLoop(nc)
+	return nil
 }
 
 func (s *LiveSource) write(v any) error {
@@ -326,8 +346,8 @@ func (s *LiveSource) write(v any) error {
 	return ipc.WriteFrame(s.nc, b)
 }
 
-func (s *LiveSource) read(buf []byte) (string, []byte, error) {
-	b, err := ipc.ReadFrame(s.nc, maxServerFrame, buf)
+func read(nc net.Conn, buf []byte) (string, []byte, error) {
+	b, err := ipc.ReadFrame(nc, maxServerFrame, buf)
 	if err != nil {
 		return "", nil, err
 	}
@@ -341,10 +361,10 @@ func (s *LiveSource) read(buf []byte) (string, []byte, error) {
 	return head.Type, b, nil
 }
 
-func (s *LiveSource) readLoop() {
+func (s *LiveSource) readLoop(nc net.Conn) {
 	var buf []byte
 	for {
-		typ, b, err := s.read(buf)
+		typ, b, err := read(nc, buf)
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				err = nil
@@ -389,7 +409,31 @@ func (s *LiveSource) fail(err error) {
 	if s.err == nil {
 		s.err = err
 	}
+	s.gone = true
 	s.mu.Unlock()
+}
+
+// Gone reports whether the session is over (the server closed it, failed,
+// or went away), and why, when it was not a clean end.
+func (s *LiveSource) Gone() (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gone, s.err
+}
+
+// Reconnect opens a new spectator session on the same server once the last
+// one is over; frames flow again from the server's current state.
+func (s *LiveSource) Reconnect(ctx context.Context) error {
+	if gone, _ := s.Gone(); !gone {
+		return errors.New("reconnect: the session is still open")
+	}
+	s.wmu.Lock()
+	s.nc.Close()
+	s.wmu.Unlock()
+	if err := s.open(ctx); err != nil {
+		return fmt.Errorf("reconnect: %w", err)
+	}
+	return nil
 }
 
 // Poll returns the frames received since the last call.
@@ -426,5 +470,7 @@ func (s *LiveSource) Close() error {
 	s.write(struct {
 		Type string `cbor:"type"`
 	}{"bye"})
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	return s.nc.Close()
 }

@@ -9,9 +9,11 @@ import (
 	"image/png"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/arena-sim/arena/engine"
+	"github.com/arena-sim/arena/ipc"
 	"github.com/arena-sim/arena/render"
 	"github.com/hajimehoshi/ebiten/v2"
 )
@@ -24,10 +26,36 @@ func cmdView(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	tokenFile := fs.String("token-file", "", "read the spectators' token from this file (arena serve writes OUT/spectator.token)")
 	width := fs.Int("width", 1280, "window width in pixels")
 	height := fs.Int("height", 800, "window height in pixels")
-	shot := fs.String("screenshot", "", "with --connect: write one picture of the current state to this file (PNG, or binary PPM when it ends in .ppm) and exit; needs a display (headless: under Xvfb)")
+	size := fs.String("size", "", "the window's (or screenshot's) size as WIDTHxHEIGHT, e.g. 1280x800 (instead of --width and --height)")
+	shot := fs.String("screenshot", "", "write one picture to this file (PNG, or binary PPM when it ends in .ppm) and exit: of a replay at --at, or of a server's current state; needs a display (headless: under Xvfb)")
+	at := fs.Int("at", -1, "a replay: start at this tick (the screenshot's tick; default the start, or the end for a screenshot)")
+	sel := fs.String("select", "", "with --screenshot: inspect this agent")
+	show := fs.String("show", "", "with --screenshot: the side pane to show: inspector, observation, history or conversation")
 	files, err := parseInterspersed(fs, args) // arena CMD FILE --flag works too
 	if err != nil {
 		return err
+	}
+	if *size != "" {
+		if _, err := fmt.Sscanf(*size, "%dx%d", width, height); err != nil {
+			return fmt.Errorf("view: --size %q is not WIDTHxHEIGHT", *size)
+		}
+	}
+	if *width < 200 || *height < 150 || *width > 8192 || *height > 8192 {
+		return fmt.Errorf("view: a size of %dx%d is not from 200x150 to 8192x8192", *width, *height)
+	}
+	pane, ok := map[string]string{"": render.PaneInspector, "inspector": render.PaneInspector, "observation": render.PaneObservation,
+		"history": render.PaneHistory, "conversation": render.PaneConversation}[*show]
+	if !ok {
+		return fmt.Errorf("view: --show %q is not inspector, observation, history or conversation", *show)
+	}
+	if *shot == "" && (*sel != "" || *show != "") {
+		return errors.New("view: --select and --show go with --screenshot (in the window, click an agent; keys i, y, t and o open the panes)")
+	}
+	setup := func(g *render.Game) {
+		g.Pane = pane
+		if *sel != "" {
+			g.Select(*sel)
+		}
 	}
 	var (
 		src   render.Source
@@ -49,25 +77,45 @@ func cmdView(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		defer live.Close()
 		src, title = live, fmt.Sprintf("arena view: %s on %s", live.Welcome.Scenario, *connect)
 	case *connect == "" && len(files) == 1:
-		if *shot != "" {
-			return errors.New("view: --screenshot needs --connect")
+		rs, title, err := openReplay(ctx, files[0])
+		if err != nil {
+			return err
 		}
-		return viewReplay(ctx, files[0], *width, *height)
+		switch {
+		case *at >= 0:
+			rs.Seek(*at)
+		case *shot != "":
+			rs.Seek(rs.Ticks())
+		}
+		if *shot != "" {
+			if *sel != "" && !slices.ContainsFunc(rs.Frames[0].Agents, func(a ipc.FrameAgent) bool { return a.ID == *sel }) {
+				return fmt.Errorf("view: --select %q: the replay has no such agent", *sel)
+			}
+			rs.Control("pause", 0)
+			return screenshot(ctx, rs, *shot, *width, *height, setup)
+		}
+		return showWindow(ctx, rs, title, *width, *height)
 	default:
 		return errors.New("view: want one replay file (DIR/replay.jsonl) or --connect ADDRESS: one of the two")
 	}
+	if *at >= 0 {
+		return errors.New("view: --at needs a replay (a live server cannot seek)")
+	}
 	if *shot != "" {
-		return screenshot(ctx, src, *shot, *width, *height)
+		return screenshot(ctx, src, *shot, *width, *height, setup)
 	}
 	return showWindow(ctx, src, title, *width, *height)
 }
 
 // screenshot draws the source's first frame in a window and writes it to a
-// PNG file (what sdk/python's environments return from render()).
-func screenshot(ctx context.Context, src render.Source, path string, width, height int) error {
+// PNG file (what sdk/python's environments return from render(), and the
+// pictures in the docs); setup adjusts the game first (selection, pane).
+func screenshot(ctx context.Context, src render.Source, path string, width, height int, setup func(*render.Game)) error {
 	ebiten.SetWindowSize(width, height)
 	ebiten.SetWindowTitle("arena view: screenshot")
-	s := &shooter{window: window{Game: render.NewGame(src), ctx: ctx}, path: path}
+	g := render.NewGame(src)
+	setup(g)
+	s := &shooter{window: window{Game: g, ctx: ctx}, path: path}
 	err := ebiten.RunGameWithOptions(s, &ebiten.RunGameOptions{InitUnfocused: true})
 	if err != nil && !errors.Is(err, ebiten.Termination) {
 		return fmt.Errorf("view: %w", err)
@@ -124,26 +172,26 @@ func writeImage(path string, img *image.RGBA) error {
 	return os.WriteFile(path, b.Bytes(), 0o644)
 }
 
-// viewReplay opens the viewer on a replay file.
-func viewReplay(ctx context.Context, path string, width, height int) error {
+// openReplay re-simulates a replay file for the viewer and names its window.
+func openReplay(ctx context.Context, path string) (*render.ReplaySource, string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return fmt.Errorf("view: %w", err)
+		return nil, "", fmt.Errorf("view: %w", err)
 	}
 	rep, err := engine.ReadReplay(f)
 	f.Close()
 	if err != nil {
-		return fmt.Errorf("view %s: %w", path, err)
+		return nil, "", fmt.Errorf("view %s: %w", path, err)
 	}
 	w, err := replayWorld(rep.Header)
 	if err != nil {
-		return fmt.Errorf("view %s: %w", path, err)
+		return nil, "", fmt.Errorf("view %s: %w", path, err)
 	}
 	rs, err := render.NewReplaySource(ctx, rep, w)
 	if err != nil {
-		return fmt.Errorf("view %s: %w", path, err)
+		return nil, "", fmt.Errorf("view %s: %w", path, err)
 	}
-	return showWindow(ctx, rs, fmt.Sprintf("arena view: %s seed %d (%s)", rep.Header.Scenario, rep.Header.Seed, path), width, height)
+	return rs, fmt.Sprintf("arena view: %s seed %d (%s)", rep.Header.Scenario, rep.Header.Seed, path), nil
 }
 
 // showWindow runs the viewer window on a source until it is closed or ctx
@@ -154,6 +202,10 @@ var showWindow = func(ctx context.Context, src render.Source, title string, widt
 	ebiten.SetWindowResizingMode(ebiten.WindowResizingModeEnabled)
 	if err := ebiten.RunGame(&window{Game: render.NewGame(src), ctx: ctx}); err != nil && !errors.Is(err, ebiten.Termination) {
 		return fmt.Errorf("view: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		// Closed by Ctrl-C: the command did not finish what it was asked.
+		return fmt.Errorf("view: interrupted: %w", err)
 	}
 	return nil
 }
