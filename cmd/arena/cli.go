@@ -328,10 +328,8 @@ func checkChoices(fs *flag.FlagSet) error {
 // command line must be above zero when named in positive (zero is how a flag
 // says "the default", and only when left out), and none may be negative.
 func checkNumbers(fs *flag.FlagSet, positive ...string) error {
-	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	var err error
-	fs.VisitAll(func(f *flag.Flag) {
+	fs.Visit(func(f *flag.Flag) { // flags given: a default may be a sentinel (view's --at -1)
 		if err != nil {
 			return
 		}
@@ -355,7 +353,7 @@ func checkNumbers(fs *flag.FlagSet, positive ...string) error {
 		switch {
 		case sign < 0:
 			err = fmt.Errorf("%s: --%s %s: must not be negative", fs.Name(), f.Name, f.Value)
-		case sign == 0 && given[f.Name] && slices.Contains(positive, f.Name):
+		case sign == 0 && slices.Contains(positive, f.Name):
 			least := "above zero"
 			if _, isInt := g.Get().(int); isInt {
 				least = "at least 1"
