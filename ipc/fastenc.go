@@ -14,6 +14,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/arena-sim/arena/world"
 	"github.com/fxamacker/cbor/v2"
 )
 
@@ -35,6 +36,10 @@ type fastEncoder struct {
 	enc   cbor.UserBufferEncMode
 	plans sync.Map // reflect.Type -> *plan
 	mu    sync.Mutex
+
+	rosterless     sync.Once
+	obsNoAgentIDs  *plan // world.Observation without agent_ids
+	obsWithAgentID *plan // world.Observation
 }
 
 type encodeFn func(b []byte, v reflect.Value) ([]byte, error)
@@ -130,6 +135,58 @@ func (e *fastEncoder) Append(b []byte, v any) ([]byte, error) {
 		return append(b, 0xf6), nil
 	}
 	return e.planFor(rv.Type()).fn(b, rv)
+}
+
+// appendObservationMsg encodes m as Append does, and with m.OmitAgentIDs
+// leaves agent_ids out of its observation.
+func (e *fastEncoder) appendObservationMsg(b []byte, m *ObservationMsg) ([]byte, error) {
+	e.rosterless.Do(func() {
+		t := reflect.TypeFor[world.Observation]()
+		e.obsWithAgentID = e.planFor(t)
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		building := map[reflect.Type]*plan{}
+		p := &plan{}
+		e.compileStruct(p, t, building, "agent_ids")
+		delete(building, t) // the full plan stays the type's
+		for t, q := range building {
+			e.plans.Store(t, q)
+		}
+		e.obsNoAgentIDs = p
+	})
+	// Keys in Core Deterministic order: shorter first, then bytewise.
+	n := uint64(3)
+	if len(m.AgentsLeft) > 0 {
+		n++
+	}
+	if m.DeadlineMS != 0 {
+		n++
+	}
+	b = appendHead(b, 0xa0, n)
+	b = appendInt(append(b, "\x64tick"...), int64(m.Tick))
+	b = appendText(append(b, "\x64type"...), m.Type)
+	if len(m.AgentsLeft) > 0 {
+		b = appendHead(append(b, "\x6bagents_left"...), 0x80, uint64(len(m.AgentsLeft)))
+		for _, id := range m.AgentsLeft {
+			b = appendText(b, id)
+		}
+	}
+	if m.DeadlineMS != 0 {
+		b = appendInt(append(b, "\x6bdeadline_ms"...), int64(m.DeadlineMS))
+	}
+	b = append(b, "\x6bobservation"...)
+	if m.Observation == nil {
+		return append(b, 0xf6), nil
+	}
+	p := e.obsWithAgentID
+	if m.OmitAgentIDs {
+		p = e.obsNoAgentIDs
+	}
+	return p.fn(b, reflect.ValueOf(m.Observation).Elem())
+}
+
+func appendText(b []byte, s string) []byte {
+	return append(appendHead(b, 0x60, uint64(len(s))), s...)
 }
 
 func (e *fastEncoder) planFor(t reflect.Type) *plan {
@@ -260,7 +317,7 @@ func (e *fastEncoder) compile(t reflect.Type, building map[reflect.Type]*plan) *
 		}
 		e.compileMap(p, t, building)
 	case reflect.Struct:
-		e.compileStruct(p, t, building)
+		e.compileStruct(p, t, building, "")
 	default:
 		p.fn, p.delegated = e.delegate, true
 	}
@@ -394,8 +451,9 @@ type structField struct {
 }
 
 // compileStruct: a map of the exported fields, in the order of their encoded
-// names. Structs fxamacker/cbor treats specially are delegated whole.
-func (e *fastEncoder) compileStruct(p *plan, t reflect.Type, building map[reflect.Type]*plan) {
+// names, leaving out the field named omit. Structs fxamacker/cbor treats
+// specially are delegated whole.
+func (e *fastEncoder) compileStruct(p *plan, t reflect.Type, building map[reflect.Type]*plan, omit string) {
 	if f, ok := t.FieldByName("_"); ok && f.Tag.Get("cbor") != "-" {
 		p.fn, p.delegated = e.delegate, true // struct options such as toarray
 		return
@@ -432,6 +490,9 @@ func (e *fastEncoder) compileStruct(p *plan, t reflect.Type, building map[reflec
 		}
 		if name == "" {
 			name = f.Name
+		}
+		if name == omit {
+			continue
 		}
 		if names[name] {
 			p.fn, p.delegated = e.delegate, true // fields hiding each other

@@ -24,6 +24,10 @@ type Hello struct {
 	Token    string  `cbor:"token,omitempty"`
 	Name     string  `cbor:"name,omitempty"`
 	SDK      string  `cbor:"sdk,omitempty"`
+	// FullRoster asks for the whole roster (agent_ids) in every observation,
+	// as servers sent it before rosters were sent as changes (see
+	// ObservationMsg.AgentsLeft).
+	FullRoster bool `cbor:"full_roster,omitempty"`
 }
 
 // Decision answers the observation of Tick.
@@ -83,14 +87,28 @@ type Welcome struct {
 	DecisionTimeoutMS int             `cbor:"decision_timeout_ms"`
 	Tools             []tools.Spec    `cbor:"tools"`
 	Objective         world.Objective `cbor:"objective"`
+	// AgentIDs is the roster: every living agent's id, in scenario order, as
+	// observations' agent_ids list it.
+	AgentIDs []string `cbor:"agent_ids"`
 }
 
 // ObservationMsg carries an agent's observation at a decision point.
+//
+// The roster (the observation's agent_ids) is sent whole in welcome and
+// episode_start and then only as changes: with OmitAgentIDs the observation
+// is encoded without agent_ids, and AgentsLeft lists the agents that left the
+// roster since a roster the client is known to hold. A client's Roster puts
+// agent_ids back.
 type ObservationMsg struct {
 	Type        string             `cbor:"type"`
 	Tick        int                `cbor:"tick"`
 	DeadlineMS  int                `cbor:"deadline_ms,omitempty"`
 	Observation *world.Observation `cbor:"observation"`
+	// AgentsLeft are agents to take off the client's roster (some may be
+	// off it already).
+	AgentsLeft []string `cbor:"agents_left,omitempty"`
+	// OmitAgentIDs leaves agent_ids out of the observation's encoding.
+	OmitAgentIDs bool `cbor:"-"`
 }
 
 // Result answers a Query.
@@ -118,6 +136,8 @@ type EpisodeStart struct {
 	Seed      uint64          `cbor:"seed"` // the agent's own seed, as in Welcome
 	Tick      int             `cbor:"tick"`
 	Objective world.Objective `cbor:"objective"`
+	// AgentIDs is the roster at the start (see Welcome.AgentIDs).
+	AgentIDs []string `cbor:"agent_ids"`
 }
 
 // EpisodeEnd tells a session an episode is over. Final says no episode

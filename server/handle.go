@@ -214,7 +214,7 @@ func (s *Server) hello(sess *session, h *ipc.Hello) {
 		s.fail(c, &ipc.ProtocolError{Code: ipc.CodeSlotTaken, Fatal: true, Message: fmt.Sprintf("slot %q already has a connected client", sl.id)})
 		return
 	}
-	sl.conn, sess.slot = c, sl
+	sl.conn, sess.slot, sl.fullRoster = c, sl, h.FullRoster
 	c.Send(s.welcome(sess, sl))
 	s.admit(sess)
 	s.log.Info("agent connected", "agent", sl.id, "remote", c.RemoteAddr())
@@ -235,7 +235,7 @@ func (s *Server) hello(sess *session, h *ipc.Hello) {
 		if s.opt.Mode == "lockstep" {
 			msg.DeadlineMS = max(int(time.Until(sl.deadline).Milliseconds()), 1)
 		}
-		c.SendLatest(msg)
+		s.sendObservation(sl, msg)
 	}
 }
 
@@ -257,16 +257,19 @@ func (s *Server) tellDead(sl *slot) {
 		return
 	}
 	sl.toldDead, sl.obs = true, nil
-	sl.conn.SendLatest(ipc.ObservationMsg{Type: "observation", Tick: s.w.Tick(), Observation: s.w.Observe(s.w.Agent(sl.id))})
+	s.sendObservation(sl, ipc.ObservationMsg{Type: "observation", Tick: s.w.Tick(), Observation: s.w.Observe(s.w.Agent(sl.id))})
 }
 
+// welcome answers a session's hello (sl: its slot, nil for a spectator). It
+// carries the roster, which the slot's client then holds.
 func (s *Server) welcome(sess *session, sl *slot) ipc.Welcome {
 	w := ipc.Welcome{Type: "welcome", Protocol: ipc.ProtocolVersion, Session: sess.id, Scenario: s.w.Name(),
 		Episode: max(s.episode, 1), EpisodeID: s.episodeID, Seed: s.agentSeed(sl), Tick: s.w.Tick(), TickRate: s.tickRate(), Mode: s.opt.Mode,
-		DecisionTimeoutMS: int(s.opt.DecisionTimeout.Milliseconds()), Tools: s.reg.Specs(), Objective: s.w.Objective()}
+		DecisionTimeoutMS: int(s.opt.DecisionTimeout.Milliseconds()), Tools: s.reg.Specs(), Objective: s.w.Objective(), AgentIDs: s.w.Roster()}
 	if sl != nil {
 		w.AgentID, w.Team = sl.id, sl.team
 		w.Tools = s.reg.SpecsFor(sl.id) // the tools this agent is offered
+		sl.roster = w.AgentIDs
 	}
 	return w
 }
@@ -282,6 +285,9 @@ func (s *Server) decide(sess *session, d *ipc.Decision) {
 		return
 	}
 	tick := int(d.Tick)
+	if tick == sl.sentTick && sess.conn == sl.conn {
+		sl.roster = sl.sentRoster // it read that observation
+	}
 	if a := s.w.Agent(sl.id); !a.Alive {
 		s.fail(sess.conn, protoErr(world.CodeDead, "agent %s is dead and takes no more decisions", sl.id))
 		return
