@@ -448,6 +448,89 @@ type structField struct {
 	key       []byte // the encoded name
 	plan      *plan
 	omitEmpty bool
+	n         int // an array's length
+	// direct fields are read in place, at offset in an addressable struct,
+	// without reflection.
+	direct directKind
+	offset uintptr
+}
+
+// directKind is how a field of a plain kind is read in place.
+type directKind uint8
+
+const (
+	notDirect directKind = iota
+	directString
+	directFloat64
+	directInt
+	directBool
+	directFloat64s // an array of float64 (a position)
+)
+
+// directOf is how a field of type t (with plan p) is read in place, if it
+// can be.
+func directOf(t reflect.Type, p *plan) directKind {
+	if p.delegated {
+		return notDirect
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return directString
+	case reflect.Float64:
+		return directFloat64
+	case reflect.Int:
+		return directInt
+	case reflect.Bool:
+		return directBool
+	case reflect.Array:
+		if t.Elem().Kind() == reflect.Float64 && !special(t.Elem()) {
+			return directFloat64s
+		}
+	}
+	return notDirect
+}
+
+func arrayLen(t reflect.Type) int {
+	if t.Kind() == reflect.Array {
+		return t.Len()
+	}
+	return 0
+}
+
+// emptyAt and appendAt read a direct field at ptr; n is an array's length.
+func (k directKind) emptyAt(ptr unsafe.Pointer, n int) bool {
+	switch k {
+	case directString:
+		return len(*(*string)(ptr)) == 0
+	case directFloat64:
+		return *(*float64)(ptr) == 0
+	case directInt:
+		return *(*int)(ptr) == 0
+	case directBool:
+		return !*(*bool)(ptr)
+	}
+	return n == 0
+}
+
+func (k directKind) appendAt(b []byte, ptr unsafe.Pointer, n int) []byte {
+	switch k {
+	case directString:
+		return appendText(b, *(*string)(ptr))
+	case directFloat64:
+		return appendFloat(b, *(*float64)(ptr), true)
+	case directInt:
+		return appendInt(b, int64(*(*int)(ptr)))
+	case directBool:
+		if *(*bool)(ptr) {
+			return append(b, 0xf5)
+		}
+		return append(b, 0xf4)
+	}
+	b = appendHead(b, 0x80, uint64(n))
+	for _, f := range unsafe.Slice((*float64)(ptr), n) {
+		b = appendFloat(b, f, true)
+	}
+	return b
 }
 
 // compileStruct: a map of the exported fields, in the order of their encoded
@@ -508,7 +591,8 @@ func (e *fastEncoder) compileStruct(p *plan, t reflect.Type, building map[reflec
 			return
 		}
 		key := append(appendHead(nil, 0x60, uint64(len(name))), name...)
-		fields = append(fields, structField{index: i, key: key, plan: fp, omitEmpty: omitEmpty})
+		fields = append(fields, structField{index: i, key: key, plan: fp, omitEmpty: omitEmpty,
+			direct: directOf(f.Type, fp), offset: f.Offset, n: arrayLen(f.Type)})
 	}
 	if len(fields) > 64 {
 		p.fn, p.delegated = e.delegate, true
@@ -520,13 +604,27 @@ func (e *fastEncoder) compileStruct(p *plan, t reflect.Type, building map[reflec
 		allOmitEmpty = allOmitEmpty && f.omitEmpty
 	}
 	p.fn = func(b []byte, v reflect.Value) ([]byte, error) {
+		// An addressable struct (in a slice, behind a pointer) has its
+		// plain fields read in place.
+		var base unsafe.Pointer
+		if v.CanAddr() {
+			base = v.Addr().UnsafePointer()
+		}
 		var kept uint64 // a bit per field to encode (at most 64 fields)
 		n := 0
 		for i := range fields {
-			if f := &fields[i]; !f.omitEmpty || !f.plan.empty(v.Field(f.index)) {
-				kept |= 1 << i
-				n++
+			f := &fields[i]
+			switch {
+			case !f.omitEmpty:
+			case base != nil && f.direct != notDirect:
+				if f.direct.emptyAt(unsafe.Add(base, f.offset), f.n) {
+					continue
+				}
+			case f.plan.empty(v.Field(f.index)):
+				continue
 			}
+			kept |= 1 << i
+			n++
 		}
 		b = appendHead(b, 0xa0, uint64(n))
 		var err error
@@ -536,6 +634,10 @@ func (e *fastEncoder) compileStruct(p *plan, t reflect.Type, building map[reflec
 			}
 			f := &fields[i]
 			b = append(b, f.key...)
+			if base != nil && f.direct != notDirect {
+				b = f.direct.appendAt(b, unsafe.Add(base, f.offset), f.n)
+				continue
+			}
 			if b, err = f.plan.append(b, v.Field(f.index)); err != nil {
 				return nil, err
 			}

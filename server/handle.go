@@ -86,14 +86,16 @@ func peerHost(a net.Addr) string {
 	return "local"
 }
 
-// handle processes one message on the world's goroutine.
+// handle processes one message on the world's goroutine. What the admin
+// endpoints read (publish) changes only when a connection ends or says
+// hello.
 func (s *Server) handle(in ipc.Incoming) {
-	defer s.publish()
 	sess := s.sessions[in.Conn]
 	if sess == nil || (sess.refused && in.Msg != nil) {
 		return
 	}
 	if in.Msg == nil { // the connection ended
+		defer s.publish()
 		if sess.slot != nil && sess.slot.conn == in.Conn {
 			sess.slot.conn = nil
 			s.log.Info("agent disconnected", "agent", sess.slot.id, "err", in.Err)
@@ -111,6 +113,7 @@ func (s *Server) handle(in ipc.Incoming) {
 	switch m := in.Msg.(type) {
 	case *ipc.Hello:
 		s.hello(sess, m)
+		s.publish()
 	case *ipc.Bye:
 		in.Conn.Close()
 	case *ipc.Decision:
@@ -215,6 +218,7 @@ func (s *Server) hello(sess *session, h *ipc.Hello) {
 		return
 	}
 	sl.conn, sess.slot, sl.fullRoster = c, sl, h.FullRoster
+	s.undecided = 0 // lockstep waits for this slot again (see allDecided)
 	c.Send(s.welcome(sess, sl))
 	s.admit(sess)
 	s.log.Info("agent connected", "agent", sl.id, "remote", c.RemoteAddr())

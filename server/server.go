@@ -148,6 +148,7 @@ type Server struct {
 	// gathering: lockstep is waiting for the decisions of tick. Once it
 	// stops, until the next decision point, decisions for tick are late.
 	gathering bool
+	undecided int // where allDecided resumes
 	limit     int
 	events    []world.Event          // the last tick's, for frames
 	decisions []engine.DecisionEntry // the last tick's, for frames
@@ -596,7 +597,7 @@ func (s *Server) Gather(ctx context.Context, tick int, obs []*world.Observation,
 		// deadline is now plus the timeout.
 		timer := time.NewTimer(s.opt.DecisionTimeout)
 		defer timer.Stop()
-		s.gathering = true
+		s.gathering, s.undecided = true, 0
 		for !s.allDecided(obs) {
 			// What has arrived first, then wait for more.
 			if !s.serveReady() && !s.serveOne(ctx, timer.C) {
@@ -652,10 +653,15 @@ func (s *Server) tickRate() float64 {
 	return s.w.TickRate()
 }
 
+// allDecided reports whether every connected agent with an observation has
+// decided. It resumes where it stopped the last time (s.undecided, from 0
+// for each tick and when an agent connects), as a slot that has decided
+// stays decided until the tick ends: checked after every message, a tick's
+// checks cost O(agents), not O(agents²).
 func (s *Server) allDecided(obs []*world.Observation) bool {
-	for i, o := range obs {
-		sl := s.order[i]
-		if o != nil && sl.bot == nil && sl.conn != nil && !sl.decided {
+	for ; s.undecided < len(obs); s.undecided++ {
+		sl := s.order[s.undecided]
+		if obs[s.undecided] != nil && sl.bot == nil && sl.conn != nil && !sl.decided {
 			return false
 		}
 	}
