@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -57,17 +58,25 @@ func dyingMove(i, tick int) world.Decision {
 // episode and tick.
 type rosterLog map[[2]int][]string
 
-// rosterClient plays slot id with idle decisions over a raw connection and
-// rebuilds the roster with ipc.Roster, as the SDKs do. full asks for the
-// whole roster in every observation. When dropAt is positive it drops its
-// connection on reading the observation of that tick in episode 1, without
-// answering, connects again and closes rejoined[dropAt]. Any client waits
-// for rejoined[tick], when there is one, before answering the observation
-// of that tick in episode 1 (so that lockstep does not run the episode out
-// while a client reconnects). A lazy client reads slowly (in real time, the
-// server replaces the observations it has not written yet) and answers only
-// one observation in three.
-func rosterClient(t *testing.T, addr string, i int, full bool, dropAt int, lazy, realtime bool, rejoined map[int]chan struct{}) rosterLog {
+// rosterPlan is how a rosterClient plays.
+type rosterPlan struct {
+	full     bool          // ask for the whole roster in every observation
+	dropAt   int           // drop the connection at this tick of episode 1
+	lazy     time.Duration // wait this long before each read
+	realtime bool
+}
+
+// rosterClient plays agent i over raw connections (from dial) and rebuilds
+// the roster with ipc.Roster, as the SDKs do. When plan.dropAt is positive
+// it drops its connection on reading the observation of that tick in
+// episode 1, without answering, connects again and closes
+// rejoined[dropAt]. Any client waits for rejoined[tick], when there is one,
+// before answering the observation of that tick in episode 1 (so that
+// lockstep does not run the episode out while a client reconnects). A lazy
+// client reads slowly (in real time, the server replaces the observations
+// it has not written yet) and answers only one observation in three.
+func rosterClient(t *testing.T, dial func() *client, i int, plan rosterPlan, rejoined map[int]chan struct{}) rosterLog {
+	full, dropAt := plan.full, plan.dropAt
 	id := fmt.Sprintf("agent_%03d", i+1)
 	log := rosterLog{}
 	var roster ipc.Roster
@@ -75,7 +84,7 @@ func rosterClient(t *testing.T, addr string, i int, full bool, dropAt int, lazy,
 	var c *client
 	connect := func() {
 		for {
-			c = dial(t, addr)
+			c = dial()
 			c.send(map[string]any{"type": "hello", "protocol": 1, "role": "agent", "agent": id, "full_roster": full})
 			m, _ := c.recv()
 			if m["code"] != ipc.CodeSlotTaken { // the server has not seen the old connection end yet
@@ -87,9 +96,7 @@ func rosterClient(t *testing.T, addr string, i int, full bool, dropAt int, lazy,
 	}
 	connect()
 	for {
-		if lazy {
-			time.Sleep(15 * time.Millisecond)
-		}
+		time.Sleep(plan.lazy)
 		m, raw := c.recv()
 		switch m["type"] {
 		case "welcome", "episode_start":
@@ -128,7 +135,7 @@ func rosterClient(t *testing.T, addr string, i int, full bool, dropAt int, lazy,
 					t.Errorf("%s: nobody rejoined at tick %d", id, msg.Tick)
 				}
 			}
-			if lazy && msg.Tick%3 != 0 {
+			if plan.lazy > 0 && msg.Tick%3 != 0 {
 				continue
 			}
 			d := dyingMove(i, msg.Tick)
@@ -139,7 +146,7 @@ func rosterClient(t *testing.T, addr string, i int, full bool, dropAt int, lazy,
 			}
 		case "error":
 			// In real time a decision may arrive after the agent died.
-			if !(realtime && m["code"] == world.CodeDead) {
+			if !(plan.realtime && m["code"] == world.CodeDead) {
 				t.Errorf("%s: %v", id, m)
 			}
 		}
@@ -174,17 +181,17 @@ func testRosterChanges(t *testing.T, mode string) {
 	logs := make([]rosterLog, 7)
 	rejoined := map[int]chan struct{}{2: make(chan struct{}), 13: make(chan struct{})}
 	var wg sync.WaitGroup
-	for i, plan := range []struct {
-		full   bool
-		dropAt int
-		lazy   bool
-	}{{}, {dropAt: 2}, {}, {}, {full: true}, {dropAt: 13}, {lazy: mode == "realtime"}} {
+	rt := mode == "realtime"
+	lazy := time.Duration(0)
+	if rt {
+		lazy = 15 * time.Millisecond
+	}
+	for i, plan := range []rosterPlan{{}, {dropAt: 2}, {}, {}, {full: true}, {dropAt: 13}, {lazy: lazy}} {
 		if i == 2 {
 			continue // the Go SDK's
 		}
-		wg.Go(func() {
-			logs[i] = rosterClient(t, addr, i, plan.full, plan.dropAt, plan.lazy, mode == "realtime", rejoined)
-		})
+		plan.realtime = rt
+		wg.Go(func() { logs[i] = rosterClient(t, func() *client { return dial(t, addr) }, i, plan, rejoined) })
 	}
 	var sdkMu sync.Mutex
 	logs[2] = rosterLog{}
@@ -231,6 +238,17 @@ func testRosterChanges(t *testing.T, mode string) {
 	wg.Wait()
 	<-done
 
+	checkRosters(t, logs, rt, alive)
+	for _, ep := range []int{1, 2} {
+		require.Contains(t, logs[5], [2]int{ep, 20}, "agent_006 played on after its reconnection, in episode %d", ep)
+	}
+}
+
+// checkRosters holds every client's roster to logs[4]'s (the client that
+// asked for the whole roster) at every tick both saw, and that to the
+// living agents of the spectator's frames where there is one.
+func checkRosters(t *testing.T, logs []rosterLog, realtime bool, alive rosterLog) {
+	t.Helper()
 	truth := logs[4]
 	rosters := map[string]bool{}
 	for k, ids := range truth {
@@ -246,7 +264,7 @@ func testRosterChanges(t *testing.T, mode string) {
 		for k, ids := range log {
 			want, ok := truth[k]
 			// In real time the truth's client may miss a tick too.
-			require.True(t, ok || mode == "realtime", "agent_%03d: no truth for episode %d tick %d", i+1, k[0], k[1])
+			require.True(t, ok || realtime, "agent_%03d: no truth for episode %d tick %d", i+1, k[0], k[1])
 			if ok {
 				compared++
 				require.Equal(t, want, ids, "agent_%03d: episode %d tick %d", i+1, k[0], k[1])
@@ -254,10 +272,80 @@ func testRosterChanges(t *testing.T, mode string) {
 		}
 		require.Greater(t, compared, len(log)/2, "agent_%03d", i+1)
 	}
-	for _, ep := range []int{1, 2} {
-		require.Contains(t, logs[5], [2]int{ep, 20}, "agent_006 played on after its reconnection, in episode %d", ep)
+}
+
+// TestRosterSurvivesReplacedObservations: in real time over a pipe, which
+// buffers nothing, the observations a slow reader has not taken are replaced
+// by newer ones; the deaths the replaced ones announced still reach it,
+// because changes are sent from the roster of the last observation it
+// answered.
+func TestRosterSurvivesReplacedObservations(t *testing.T) {
+	pl := &pipeListener{conns: make(chan net.Conn), closed: make(chan struct{})}
+	done, cancel := serveOn(t, dyingScenario(t), server.Options{Seed: 3, Episodes: 2, Mode: "realtime", TickRate: 40,
+		DecisionTimeout: 5 * time.Second, Conn: ipc.ConnOptions{MaxSkipped: 1000}}, pl)
+	defer cancel()
+	dial := func() *client {
+		a, b := net.Pipe()
+		select {
+		case pl.conns <- a:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the server accepts no connection")
+		}
+		t.Cleanup(func() { b.Close() })
+		return &client{t: t, nc: b}
+	}
+	logs := make([]rosterLog, 7)
+	var wg sync.WaitGroup
+	for i := range logs {
+		plan := rosterPlan{full: i == 4, realtime: true}
+		if i == 6 {
+			plan.lazy = 80 * time.Millisecond // about three observations of four replaced
+		}
+		wg.Go(func() { logs[i] = rosterClient(t, dial, i, plan, nil) })
+	}
+	wg.Wait()
+	<-done
+	checkRosters(t, logs, true, nil)
+	changes := 0
+	var prev []string
+	for tick := range 24 {
+		if ids, ok := logs[6][[2]int{1, tick}]; ok {
+			if prev != nil && !slices.Equal(ids, prev) {
+				changes++
+			}
+			prev = ids
+		}
+	}
+	require.Positive(t, changes, "the slow reader saw the roster change: %v", logs[6])
+}
+
+// pipeListener accepts the server ends of pipes.
+type pipeListener struct {
+	conns  chan net.Conn
+	closed chan struct{}
+	once   sync.Once
+}
+
+func (l *pipeListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.closed:
+		return nil, net.ErrClosed
 	}
 }
+
+func (l *pipeListener) Close() error {
+	l.once.Do(func() { close(l.closed) })
+	return nil
+}
+
+func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
+
+type pipeAddr struct{}
+
+func (pipeAddr) Network() string { return "pipe" }
+func (pipeAddr) String() string  { return "pipe" }
 
 // episodeAgent is an sdk.Agent and EpisodeObserver made of functions.
 type episodeAgent struct {
