@@ -387,8 +387,7 @@ func (s *Server) runEpisode(ctx context.Context) (*engine.Results, error) {
 
 // episodeStart tells a session (sl: its slot, nil for a spectator) the
 // episode has begun. An agent's seed is its own (engine.AgentSeed), never the
-// world's.
-// It carries the roster, which the slot's client then holds.
+// world's. It carries the roster, which the slot's client then holds.
 func (s *Server) episodeStart(sl *slot) ipc.EpisodeStart {
 	roster := s.w.Roster()
 	if sl != nil {
