@@ -45,10 +45,11 @@ func dyingScenario(t *testing.T) *scenarios.Scenario {
 	return sc
 }
 
-// dyingMove is agent i's (from 0) decision at tick 0: the first four walk
-// into their hazards.
-func dyingMove(i, tick int) world.Decision {
-	if tick != 0 || i >= 4 {
+// dyingMove is agent i's (from 0) decision: the first four walk into their
+// hazards with their first decision of an episode (in real time a client
+// may never see the observation of tick 0).
+func dyingMove(i int, first bool) world.Decision {
+	if !first || i >= 4 {
 		return world.Decision{Tool: "idle"}
 	}
 	return world.Decision{Tool: "move_to", Params: map[string]any{"target_x": -20 + 8*float64(i) + 4, "target_z": 0.0}}
@@ -80,7 +81,7 @@ func rosterClient(t *testing.T, dial func() *client, i int, plan rosterPlan, rej
 	id := fmt.Sprintf("agent_%03d", i+1)
 	log := rosterLog{}
 	var roster ipc.Roster
-	episode := 0
+	episode, moved := 0, 0 // moved: the episode of the last first decision
 	var c *client
 	connect := func() {
 		for {
@@ -138,7 +139,8 @@ func rosterClient(t *testing.T, dial func() *client, i int, plan rosterPlan, rej
 			if plan.lazy > 0 && msg.Tick%3 != 0 {
 				continue
 			}
-			d := dyingMove(i, msg.Tick)
+			d := dyingMove(i, moved != episode)
+			moved = episode
 			c.send(map[string]any{"type": "decision", "tick": msg.Tick, "tool": d.Tool, "params": d.Params})
 		case "episode_end":
 			if m["final"] == true {
@@ -201,13 +203,15 @@ func testRosterChanges(t *testing.T, mode string) {
 		if !assertNoError(t, err) {
 			return
 		}
-		episode := 0
+		episode, moved := 0, 0
 		_, err = c.Run(ctx, episodeAgent{start: func(e *sdk.EpisodeStart) { episode = e.Episode },
 			decide: func(obs *world.Observation) world.Decision {
 				sdkMu.Lock()
 				logs[2][[2]int{episode, obs.Tick}] = slices.Clone(obs.AgentIDs)
 				sdkMu.Unlock()
-				return dyingMove(2, obs.Tick)
+				first := moved != episode
+				moved = episode
+				return dyingMove(2, first)
 			}})
 		assertNoError(t, err)
 	})
@@ -307,13 +311,15 @@ func TestRosterSurvivesReplacedObservations(t *testing.T) {
 	<-done
 	checkRosters(t, logs, true, nil)
 	changes := 0
-	var prev []string
-	for tick := range 24 {
-		if ids, ok := logs[6][[2]int{1, tick}]; ok {
-			if prev != nil && !slices.Equal(ids, prev) {
-				changes++
+	for ep := 1; ep <= 2; ep++ {
+		var prev []string
+		for tick := range 24 {
+			if ids, ok := logs[6][[2]int{ep, tick}]; ok {
+				if prev != nil && !slices.Equal(ids, prev) {
+					changes++
+				}
+				prev = ids
 			}
-			prev = ids
 		}
 	}
 	require.Positive(t, changes, "the slow reader saw the roster change: %v", logs[6])
