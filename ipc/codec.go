@@ -85,8 +85,10 @@ const maxPooledFrame = 64 << 10
 func (c *Codec) marshalFrame(v any) ([]byte, error) {
 	b := append(pooledFrame(), 0, 0, 0, 0)
 	var err error
-	switch v.(type) {
-	case ObservationMsg, Frame: // sent every tick
+	switch m := v.(type) {
+	case ObservationMsg: // sent every tick
+		b, err = c.fast.appendObservationMsg(b, &m)
+	case Frame:
 		b, err = c.fast.Append(b, v)
 	default:
 		buf := bytes.NewBuffer(b)

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/arena-sim/arena/world"
 	"github.com/fxamacker/cbor/v2"
 )
 
@@ -35,6 +36,10 @@ type fastEncoder struct {
 	enc   cbor.UserBufferEncMode
 	plans sync.Map // reflect.Type -> *plan
 	mu    sync.Mutex
+
+	rosterless     sync.Once
+	obsNoAgentIDs  *plan // world.Observation without agent_ids
+	obsWithAgentID *plan // world.Observation
 }
 
 type encodeFn func(b []byte, v reflect.Value) ([]byte, error)
@@ -130,6 +135,67 @@ func (e *fastEncoder) Append(b []byte, v any) ([]byte, error) {
 		return append(b, 0xf6), nil
 	}
 	return e.planFor(rv.Type()).fn(b, rv)
+}
+
+// appendObservationMsg encodes m as Append does, and with m.OmitAgentIDs
+// leaves agent_ids out of its observation.
+func (e *fastEncoder) appendObservationMsg(b []byte, m *ObservationMsg) ([]byte, error) {
+	e.rosterless.Do(func() {
+		t := reflect.TypeFor[world.Observation]()
+		e.obsWithAgentID = e.planFor(t)
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		building := map[reflect.Type]*plan{}
+		p := &plan{}
+		e.compileStruct(p, t, building, "agent_ids")
+		delete(building, t) // the full plan stays the type's
+		for t, q := range building {
+			e.plans.Store(t, q)
+		}
+		e.obsNoAgentIDs = p
+	})
+	// Keys in Core Deterministic order: shorter first, then bytewise.
+	n := uint64(3)
+	if len(m.AgentsLeft) > 0 {
+		n++
+	}
+	if m.DeadlineMS != 0 {
+		n++
+	}
+	if m.Arrays != nil {
+		n++
+	}
+	b = appendHead(b, 0xa0, n)
+	b = appendInt(append(b, "\x64tick"...), int64(m.Tick))
+	b = appendText(append(b, "\x64type"...), m.Type)
+	if m.Arrays != nil {
+		var err error
+		if b, err = e.Append(append(b, "\x66arrays"...), m.Arrays); err != nil {
+			return b, err
+		}
+	}
+	if len(m.AgentsLeft) > 0 {
+		b = appendHead(append(b, "\x6bagents_left"...), 0x80, uint64(len(m.AgentsLeft)))
+		for _, id := range m.AgentsLeft {
+			b = appendText(b, id)
+		}
+	}
+	if m.DeadlineMS != 0 {
+		b = appendInt(append(b, "\x6bdeadline_ms"...), int64(m.DeadlineMS))
+	}
+	b = append(b, "\x6bobservation"...)
+	if m.Observation == nil {
+		return append(b, 0xf6), nil
+	}
+	p := e.obsWithAgentID
+	if m.OmitAgentIDs {
+		p = e.obsNoAgentIDs
+	}
+	return p.fn(b, reflect.ValueOf(m.Observation).Elem())
+}
+
+func appendText(b []byte, s string) []byte {
+	return append(appendHead(b, 0x60, uint64(len(s))), s...)
 }
 
 func (e *fastEncoder) planFor(t reflect.Type) *plan {
@@ -270,7 +336,7 @@ func (e *fastEncoder) compile(t reflect.Type, building map[reflect.Type]*plan) *
 		}
 		e.compileMap(p, t, building)
 	case reflect.Struct:
-		e.compileStruct(p, t, building)
+		e.compileStruct(p, t, building, "")
 	default:
 		p.fn, p.delegated = e.delegate, true
 	}
@@ -401,11 +467,95 @@ type structField struct {
 	key       []byte // the encoded name
 	plan      *plan
 	omitEmpty bool
+	n         int // an array's length
+	// direct fields are read in place, at offset in an addressable struct,
+	// without reflection.
+	direct directKind
+	offset uintptr
+}
+
+// directKind is how a field of a plain kind is read in place.
+type directKind uint8
+
+const (
+	notDirect directKind = iota
+	directString
+	directFloat64
+	directInt
+	directBool
+	directFloat64s // an array of float64 (a position)
+)
+
+// directOf is how a field of type t (with plan p) is read in place, if it
+// can be.
+func directOf(t reflect.Type, p *plan) directKind {
+	if p.delegated {
+		return notDirect
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return directString
+	case reflect.Float64:
+		return directFloat64
+	case reflect.Int:
+		return directInt
+	case reflect.Bool:
+		return directBool
+	case reflect.Array:
+		if t.Elem().Kind() == reflect.Float64 && !special(t.Elem()) {
+			return directFloat64s
+		}
+	}
+	return notDirect
+}
+
+func arrayLen(t reflect.Type) int {
+	if t.Kind() == reflect.Array {
+		return t.Len()
+	}
+	return 0
+}
+
+// emptyAt and appendAt read a direct field at ptr; n is an array's length.
+func (k directKind) emptyAt(ptr unsafe.Pointer, n int) bool {
+	switch k {
+	case directString:
+		return len(*(*string)(ptr)) == 0
+	case directFloat64:
+		return *(*float64)(ptr) == 0
+	case directInt:
+		return *(*int)(ptr) == 0
+	case directBool:
+		return !*(*bool)(ptr)
+	}
+	return n == 0
+}
+
+func (k directKind) appendAt(b []byte, ptr unsafe.Pointer, n int) []byte {
+	switch k {
+	case directString:
+		return appendText(b, *(*string)(ptr))
+	case directFloat64:
+		return appendFloat(b, *(*float64)(ptr), true)
+	case directInt:
+		return appendInt(b, int64(*(*int)(ptr)))
+	case directBool:
+		if *(*bool)(ptr) {
+			return append(b, 0xf5)
+		}
+		return append(b, 0xf4)
+	}
+	b = appendHead(b, 0x80, uint64(n))
+	for _, f := range unsafe.Slice((*float64)(ptr), n) {
+		b = appendFloat(b, f, true)
+	}
+	return b
 }
 
 // compileStruct: a map of the exported fields, in the order of their encoded
-// names. Structs fxamacker/cbor treats specially are delegated whole.
-func (e *fastEncoder) compileStruct(p *plan, t reflect.Type, building map[reflect.Type]*plan) {
+// names, leaving out the field named omit. Structs fxamacker/cbor treats
+// specially are delegated whole.
+func (e *fastEncoder) compileStruct(p *plan, t reflect.Type, building map[reflect.Type]*plan, omit string) {
 	if f, ok := t.FieldByName("_"); ok && f.Tag.Get("cbor") != "-" {
 		p.fn, p.delegated = e.delegate, true // struct options such as toarray
 		return
@@ -443,6 +593,9 @@ func (e *fastEncoder) compileStruct(p *plan, t reflect.Type, building map[reflec
 		if name == "" {
 			name = f.Name
 		}
+		if name == omit {
+			continue
+		}
 		if names[name] {
 			p.fn, p.delegated = e.delegate, true // fields hiding each other
 			return
@@ -457,7 +610,8 @@ func (e *fastEncoder) compileStruct(p *plan, t reflect.Type, building map[reflec
 			return
 		}
 		key := append(appendHead(nil, 0x60, uint64(len(name))), name...)
-		fields = append(fields, structField{index: i, key: key, plan: fp, omitEmpty: omitEmpty})
+		fields = append(fields, structField{index: i, key: key, plan: fp, omitEmpty: omitEmpty,
+			direct: directOf(f.Type, fp), offset: f.Offset, n: arrayLen(f.Type)})
 	}
 	if len(fields) > 64 {
 		p.fn, p.delegated = e.delegate, true
@@ -469,13 +623,27 @@ func (e *fastEncoder) compileStruct(p *plan, t reflect.Type, building map[reflec
 		allOmitEmpty = allOmitEmpty && f.omitEmpty
 	}
 	p.fn = func(b []byte, v reflect.Value) ([]byte, error) {
+		// An addressable struct (in a slice, behind a pointer) has its
+		// plain fields read in place.
+		var base unsafe.Pointer
+		if v.CanAddr() {
+			base = v.Addr().UnsafePointer()
+		}
 		var kept uint64 // a bit per field to encode (at most 64 fields)
 		n := 0
 		for i := range fields {
-			if f := &fields[i]; !f.omitEmpty || !f.plan.empty(v.Field(f.index)) {
-				kept |= 1 << i
-				n++
+			f := &fields[i]
+			switch {
+			case !f.omitEmpty:
+			case base != nil && f.direct != notDirect:
+				if f.direct.emptyAt(unsafe.Add(base, f.offset), f.n) {
+					continue
+				}
+			case f.plan.empty(v.Field(f.index)):
+				continue
 			}
+			kept |= 1 << i
+			n++
 		}
 		b = appendHead(b, 0xa0, uint64(n))
 		var err error
@@ -485,6 +653,10 @@ func (e *fastEncoder) compileStruct(p *plan, t reflect.Type, building map[reflec
 			}
 			f := &fields[i]
 			b = append(b, f.key...)
+			if base != nil && f.direct != notDirect {
+				b = f.direct.appendAt(b, unsafe.Add(base, f.offset), f.n)
+				continue
+			}
 			if b, err = f.plan.append(b, v.Field(f.index)); err != nil {
 				return nil, err
 			}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/arena-sim/arena/bots"
 	"github.com/arena-sim/arena/engine"
+	"github.com/arena-sim/arena/rlarrays"
 	"github.com/arena-sim/arena/scenarios"
 	"github.com/arena-sim/arena/world"
 	"github.com/fxamacker/cbor/v2"
@@ -322,10 +323,8 @@ func TestMarshalFrameMatchesMarshal(t *testing.T) {
 	for i := range 500 {
 		var msg ObservationMsg
 		f.fill(reflect.ValueOf(&msg).Elem(), 0)
-		want, err := c.Marshal(msg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		msg.OmitAgentIDs = i%2 == 1
+		want := marshalWithoutAgentIDs(t, c, msg)
 		frame, err := c.marshalFrame(msg)
 		if err != nil {
 			t.Fatal(err)
@@ -336,6 +335,55 @@ func TestMarshalFrameMatchesMarshal(t *testing.T) {
 		releaseFrame(frame)
 	}
 	_ = fmt.Sprint()
+}
+
+// marshalWithoutAgentIDs is what the codec's fxamacker/cbor mode makes of
+// msg, with its observation's agent_ids removed when msg.OmitAgentIDs says so.
+func marshalWithoutAgentIDs(t *testing.T, c *Codec, msg ObservationMsg) []byte {
+	t.Helper()
+	want, err := c.Marshal(msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !msg.OmitAgentIDs || msg.Observation == nil {
+		return want
+	}
+	var m map[string]any
+	if err := cbor.Unmarshal(want, &m); err != nil {
+		t.Fatal(err)
+	}
+	obs := m["observation"].(map[any]any)
+	if _, ok := obs["agent_ids"]; !ok {
+		t.Fatal("the reference encoding has no agent_ids")
+	}
+	delete(obs, "agent_ids")
+	if want, err = c.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	return want
+}
+
+func TestMarshalFrameRealObservations(t *testing.T) {
+	c, err := NewCodec(Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, o := range realObservations(t) {
+		msg := ObservationMsg{Type: "observation", Tick: o.Tick, DeadlineMS: 5000 * (i % 2), Observation: o,
+			OmitAgentIDs: i%3 != 0, AgentsLeft: o.AgentIDs[:i%3]}
+		if i%4 == 1 {
+			msg.Arrays = &rlarrays.Arrays{F32: []byte{0, 0, 128, 63}, I64: []byte{}, Mask: []byte{1, 0, 1}}
+		}
+		want := marshalWithoutAgentIDs(t, c, msg)
+		frame, err := c.marshalFrame(msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(frame[4:], want) {
+			t.Fatalf("observation %d (omit %v):\nframe %x\nwant  %x", i, msg.OmitAgentIDs, frame[4:], want)
+		}
+		releaseFrame(frame)
+	}
 }
 
 func TestFastEncoderCompilesObservations(t *testing.T) {

@@ -29,6 +29,10 @@ type Hello struct {
 	// session's observations wait for it, so that every one carries its
 	// arrays.
 	Arrays bool `cbor:"arrays,omitempty"`
+	// FullRoster asks for the whole roster (agent_ids) in every observation,
+	// as servers sent it before rosters were sent as changes (see
+	// ObservationMsg.AgentsLeft).
+	FullRoster bool `cbor:"full_roster,omitempty"`
 }
 
 // Decision answers the observation of Tick.
@@ -97,9 +101,18 @@ type Welcome struct {
 	DecisionTimeoutMS int             `cbor:"decision_timeout_ms"`
 	Tools             []tools.Spec    `cbor:"tools"`
 	Objective         world.Objective `cbor:"objective"`
+	// AgentIDs is the roster: every living agent's id, in scenario order, as
+	// observations' agent_ids list it.
+	AgentIDs []string `cbor:"agent_ids"`
 }
 
 // ObservationMsg carries an agent's observation at a decision point.
+//
+// The roster (the observation's agent_ids) is sent whole in welcome and
+// episode_start and then only as changes: with OmitAgentIDs the observation
+// is encoded without agent_ids, and AgentsLeft lists the agents that left the
+// roster since a roster the client is known to hold. A client's Roster puts
+// agent_ids back.
 type ObservationMsg struct {
 	Type        string             `cbor:"type"`
 	Tick        int                `cbor:"tick"`
@@ -108,6 +121,11 @@ type ObservationMsg struct {
 	// Arrays is the observation's encoding, for sessions that asked for it
 	// with ObservationArrays.
 	Arrays *rlarrays.Arrays `cbor:"arrays,omitempty"`
+	// AgentsLeft are agents to take off the client's roster (some may be
+	// off it already).
+	AgentsLeft []string `cbor:"agents_left,omitempty"`
+	// OmitAgentIDs leaves agent_ids out of the observation's encoding.
+	OmitAgentIDs bool `cbor:"-"`
 }
 
 // Result answers a Query.
@@ -135,6 +153,8 @@ type EpisodeStart struct {
 	Seed      uint64          `cbor:"seed"` // the agent's own seed, as in Welcome
 	Tick      int             `cbor:"tick"`
 	Objective world.Objective `cbor:"objective"`
+	// AgentIDs is the roster at the start (see Welcome.AgentIDs).
+	AgentIDs []string `cbor:"agent_ids"`
 }
 
 // EpisodeEnd tells a session an episode is over. Final says no episode

@@ -25,6 +25,8 @@ type wire struct {
 	seat  *seat
 	log   *slog.Logger
 	ids   atomic.Uint64
+	// roster is the reader's: it fills observations' agent_ids.
+	roster ipc.Roster
 
 	wmu sync.Mutex // one frame at a time
 
@@ -95,6 +97,7 @@ func dialWire(ctx context.Context, nc net.Conn, token string, progressEvery time
 				return nil, fmt.Errorf("decode the welcome: %w", err)
 			}
 			nc.SetReadDeadline(time.Time{})
+			w.roster.Reset(m.AgentIDs)
 			w.seat = newSeat(m.AgentID, m.Mode, m.Tools, w, progressEvery)
 			w.seat.episode = max(m.Episode, 1)
 			go w.read()
@@ -141,6 +144,7 @@ func (w *wire) read() {
 				w.log.Error("mcp: cannot decode an observation", "err", err)
 				continue
 			}
+			w.roster.Observe(m.Observation, m.AgentsLeft)
 			w.seat.publish(snap(m.Observation))
 		case "result":
 			var m ipc.Result
@@ -166,6 +170,7 @@ func (w *wire) read() {
 		case "episode_start":
 			var m ipc.EpisodeStart
 			if wireDec.Unmarshal(frame, &m) == nil {
+				w.roster.Reset(m.AgentIDs)
 				w.seat.startEpisode(m.Episode)
 			}
 		case "episode_end":

@@ -272,6 +272,7 @@ type inbound struct {
 	Tick        int          `cbor:"tick"`
 	DeadlineMS  int          `cbor:"deadline_ms"`
 	Observation *Observation `cbor:"observation"`
+	AgentsLeft  []string     `cbor:"agents_left"`
 	// result, pong, ping
 	ID           cbor.RawMessage `cbor:"id"`
 	Success      bool            `cbor:"success"`
@@ -290,6 +291,7 @@ type inbound struct {
 	Reason    string           `cbor:"reason"`
 	Final     bool             `cbor:"final"`
 	Results   *engine.Results  `cbor:"results"`
+	AgentIDs  []string         `cbor:"agent_ids"` // and welcome
 
 	received time.Time // when an observation was read, for its deadline
 }
@@ -302,6 +304,7 @@ func (m *inbound) serverError() *ServerError {
 type session struct {
 	nc        net.Conn
 	welcome   Welcome
+	roster    ipc.Roster   // the reader's: fills observations' AgentIDs
 	lastWrite atomic.Int64 // unix nanoseconds
 
 	wmu sync.Mutex // one frame at a time
@@ -382,6 +385,7 @@ func (c *Client) dial(ctx context.Context) error {
 	}
 	nc.SetReadDeadline(time.Time{})
 	s.welcome = w
+	s.roster.Reset(w.AgentIDs)
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -538,8 +542,12 @@ func (c *Client) readLoop(s *session) {
 				continue
 			}
 			m.received = time.Now()
+			s.roster.Observe(m.Observation, m.AgentsLeft)
 			s.push(m)
-		case "episode_start", "episode_end":
+		case "episode_start":
+			s.roster.Reset(m.AgentIDs)
+			s.push(m)
+		case "episode_end":
 			s.push(m)
 		case "result":
 			var id uint64

@@ -87,14 +87,16 @@ func peerHost(a net.Addr) string {
 	return "local"
 }
 
-// handle processes one message on the world's goroutine.
+// handle processes one message on the world's goroutine. What the admin
+// endpoints read (publish) changes only when a connection ends or says
+// hello.
 func (s *Server) handle(in ipc.Incoming) {
-	defer s.publish()
 	sess := s.sessions[in.Conn]
 	if sess == nil || (sess.refused && in.Msg != nil) {
 		return
 	}
 	if in.Msg == nil { // the connection ended
+		defer s.publish()
 		if sess.slot != nil && sess.slot.conn == in.Conn {
 			sess.slot.conn = nil
 			s.log.Info("agent disconnected", "agent", sess.slot.id, "err", in.Err)
@@ -112,6 +114,7 @@ func (s *Server) handle(in ipc.Incoming) {
 	switch m := in.Msg.(type) {
 	case *ipc.Hello:
 		s.hello(sess, m)
+		s.publish()
 	case *ipc.Bye:
 		in.Conn.Close()
 	case *ipc.Decision:
@@ -231,7 +234,9 @@ func (s *Server) hello(sess *session, h *ipc.Hello) {
 		s.fail(c, &ipc.ProtocolError{Code: ipc.CodeSlotTaken, Fatal: true, Message: fmt.Sprintf("slot %q already has a connected client", sl.id)})
 		return
 	}
-	sl.conn, sess.slot, sl.arrays, sl.awaitingLayout = c, sl, nil, h.Arrays
+	sl.conn, sess.slot, sl.fullRoster = c, sl, h.FullRoster
+	sl.arrays, sl.awaitingLayout = nil, h.Arrays
+	s.undecided = 0 // lockstep waits for this slot again (see allDecided)
 	c.Send(s.welcome(sess, sl))
 	s.admit(sess)
 	s.log.Info("agent connected", "agent", sl.id, "remote", c.RemoteAddr())
@@ -262,7 +267,7 @@ func (s *Server) resendPending(sl *slot) {
 		if s.opt.Mode == "lockstep" {
 			msg.DeadlineMS = max(int(time.Until(sl.deadline).Milliseconds()), 1)
 		}
-		sl.conn.SendLatest(msg)
+		s.sendObservation(sl, msg)
 	}
 }
 
@@ -284,16 +289,19 @@ func (s *Server) tellDead(sl *slot) {
 		return
 	}
 	sl.toldDead, sl.obs = true, nil
-	sl.conn.SendLatest(sl.observationMsg(s.w.Tick(), s.w.Observe(s.w.Agent(sl.id))))
+	s.sendObservation(sl, sl.observationMsg(s.w.Tick(), s.w.Observe(s.w.Agent(sl.id))))
 }
 
+// welcome answers a session's hello (sl: its slot, nil for a spectator). It
+// carries the roster, which the slot's client then holds.
 func (s *Server) welcome(sess *session, sl *slot) ipc.Welcome {
 	w := ipc.Welcome{Type: "welcome", Protocol: ipc.ProtocolVersion, Session: sess.id, Scenario: s.w.Name(),
 		Episode: max(s.episode, 1), EpisodeID: s.episodeID, Seed: s.agentSeed(sl), Tick: s.w.Tick(), TickRate: s.tickRate(), Mode: s.opt.Mode,
-		DecisionTimeoutMS: int(s.opt.DecisionTimeout.Milliseconds()), Tools: s.reg.Specs(), Objective: s.w.Objective()}
+		DecisionTimeoutMS: int(s.opt.DecisionTimeout.Milliseconds()), Tools: s.reg.Specs(), Objective: s.w.Objective(), AgentIDs: s.w.Roster()}
 	if sl != nil {
 		w.AgentID, w.Team = sl.id, sl.team
 		w.Tools = s.reg.SpecsFor(sl.id) // the tools this agent is offered
+		sl.roster = w.AgentIDs
 	}
 	return w
 }
@@ -309,6 +317,9 @@ func (s *Server) decide(sess *session, d *ipc.Decision) {
 		return
 	}
 	tick := int(d.Tick)
+	if tick == sl.sentTick && sess.conn == sl.conn {
+		sl.roster = sl.sentRoster // it read that observation
+	}
 	if a := s.w.Agent(sl.id); !a.Alive {
 		s.fail(sess.conn, protoErr(world.CodeDead, "agent %s is dead and takes no more decisions", sl.id))
 		return

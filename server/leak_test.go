@@ -182,6 +182,7 @@ func adversary(ctx context.Context, addr, id string, seed uint64, spectate bool)
 	rng := rand.New(rand.NewPCG(seed, 3))
 	tick, queryID := -1, 0
 	pending := map[string]string{} // query id → tool
+	var roster ipc.Roster          // the observations' agent_ids, as the SDKs keep it
 	for {
 		m, raw, err := c.next()
 		if err != nil {
@@ -213,12 +214,19 @@ func adversary(ctx context.Context, addr, id string, seed uint64, spectate bool)
 				tr.role[msg.Tick], tr.dead[msg.Tick] = role, !alive
 			}
 			return tr, nil
+		case "welcome", "episode_start":
+			var msg ipc.EpisodeStart
+			if err := cbor.Unmarshal(raw, &msg); err != nil {
+				return tr, err
+			}
+			roster.Reset(msg.AgentIDs)
 		case "observation":
 			var msg ipc.ObservationMsg
 			if err := cbor.Unmarshal(raw, &msg); err != nil {
 				return tr, err
 			}
 			obs := msg.Observation
+			roster.Observe(obs, msg.AgentsLeft)
 			tick = msg.Tick
 			tr.setTick(at, tick)
 			sec := obs.Components["roles"]

@@ -100,6 +100,13 @@ type slot struct {
 	decision    world.Decision
 	queries     int
 	toldDead    bool // its last observation, alive:false, was sent
+	// The roster (agent_ids) goes to the slot's client whole in welcome and
+	// episode_start, then as changes from the roster it is known to hold:
+	// the last one it was sent whole, or that of the last observation it
+	// answered (sentRoster, when it answers sentTick). fullRoster: its
+	// client asked for the whole roster in every observation.
+	roster, sentRoster []string
+	fullRoster         bool
 	// arrays encodes its observations for the connected client, when it
 	// asked (observation_arrays); arr is the scratch the encoding goes in.
 	arrays *rlarrays.Encoder
@@ -159,11 +166,17 @@ type Server struct {
 	// gathering: lockstep is waiting for the decisions of tick. Once it
 	// stops, until the next decision point, decisions for tick are late.
 	gathering bool
+	undecided int // where allDecided resumes
 	limit     int
 	events    []world.Event          // the last tick's, for frames
 	decisions []engine.DecisionEntry // the last tick's, for frames
 	runner    *engine.Runner         // the episode's, for inspected observations
-	inEpisode bool                   // episode_start was sent, episode_end not yet
+	// change is the last roster change computed (see sendObservation).
+	change struct {
+		from, to, left []string
+		grew           bool
+	}
+	inEpisode bool // episode_start was sent, episode_end not yet
 
 	// Pacing, driven by spectators' control commands and, in real time, the
 	// clock: speed multiplies the tick rate (0: as fast as the agents go).
@@ -266,7 +279,7 @@ func (s *Server) newWorld(ep int) error {
 // and fresh built-in bots seeded for it. Connections stay.
 func (s *Server) resetSlots() error {
 	for i, sl := range s.order {
-		*sl = slot{id: sl.id, team: sl.team, conn: sl.conn, token: sl.token, sentTick: -1, decidedTick: -1}
+		*sl = slot{id: sl.id, team: sl.team, conn: sl.conn, token: sl.token, sentTick: -1, decidedTick: -1, fullRoster: sl.fullRoster}
 		if i >= len(s.order)-s.opt.Bots {
 			var b bots.Bot
 			var err error
@@ -392,10 +405,39 @@ func (s *Server) runEpisode(ctx context.Context) (*engine.Results, error) {
 
 // episodeStart tells a session (sl: its slot, nil for a spectator) the
 // episode has begun. An agent's seed is its own (engine.AgentSeed), never the
-// world's.
+// world's. It carries the roster, which the slot's client then holds.
 func (s *Server) episodeStart(sl *slot) ipc.EpisodeStart {
+	roster := s.w.Roster()
+	if sl != nil {
+		sl.roster = roster
+	}
 	return ipc.EpisodeStart{Type: "episode_start", Episode: s.episode, EpisodeID: s.episodeID, Seed: s.agentSeed(sl),
-		Tick: s.w.Tick(), Objective: s.w.Objective()}
+		Tick: s.w.Tick(), Objective: s.w.Objective(), AgentIDs: roster}
+}
+
+// sendObservation sends the slot's client an observation, with the roster
+// as changes from the one the client holds unless it asked for the whole
+// roster every time.
+func (s *Server) sendObservation(sl *slot, msg ipc.ObservationMsg) {
+	to := msg.Observation.AgentIDs
+	if !sl.fullRoster {
+		if !sameSlice(s.change.from, sl.roster) || !sameSlice(s.change.to, to) {
+			// Computed once for every client that holds the same roster.
+			left, grew := ipc.RosterChange(sl.roster, to)
+			s.change.from, s.change.to, s.change.left, s.change.grew = sl.roster, to, left, grew
+		}
+		if !s.change.grew {
+			msg.OmitAgentIDs, msg.AgentsLeft = true, s.change.left
+		}
+	}
+	sl.sentRoster = to
+	sl.conn.SendLatest(msg)
+}
+
+// sameSlice reports whether a and b are the same slice (the world's roster
+// is replaced, never modified, when it changes).
+func sameSlice(a, b []string) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // agentSeed is the seed a session is told: its agent's own, or none for a
@@ -588,7 +630,7 @@ func (s *Server) Gather(ctx context.Context, tick int, obs []*world.Observation,
 		// deadline is now plus the timeout.
 		timer := time.NewTimer(s.opt.DecisionTimeout)
 		defer timer.Stop()
-		s.gathering = true
+		s.gathering, s.undecided = true, 0
 		for !s.allDecided(obs) {
 			// What has arrived first, then wait for more.
 			if !s.serveReady() && !s.serveOne(ctx, timer.C) {
@@ -633,7 +675,7 @@ func (s *Server) Observed(tick, i int, o *world.Observation) {
 		}
 		msg := sl.observationMsg(tick, o)
 		msg.DeadlineMS = deadlineMS
-		sl.conn.SendLatest(msg)
+		s.sendObservation(sl, msg)
 	}
 }
 
@@ -646,10 +688,15 @@ func (s *Server) tickRate() float64 {
 	return s.w.TickRate()
 }
 
+// allDecided reports whether every connected agent with an observation has
+// decided. It resumes where it stopped the last time (s.undecided, from 0
+// for each tick and when an agent connects), as a slot that has decided
+// stays decided until the tick ends: checked after every message, a tick's
+// checks cost O(agents), not O(agents²).
 func (s *Server) allDecided(obs []*world.Observation) bool {
-	for i, o := range obs {
-		sl := s.order[i]
-		if o != nil && sl.bot == nil && sl.conn != nil && !sl.decided {
+	for ; s.undecided < len(obs); s.undecided++ {
+		sl := s.order[s.undecided]
+		if obs[s.undecided] != nil && sl.bot == nil && sl.conn != nil && !sl.decided {
 			return false
 		}
 	}

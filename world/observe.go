@@ -435,6 +435,11 @@ func (w *World) ObserveInto(a *Agent, obs *Observation) {
 	obs.Variables, obs.VariablesText = w.variablesView()
 }
 
+// Roster returns the ids of the living agents in scenario order: every
+// observation's AgentIDs. The slice is shared and replaced, never modified,
+// when the roster changes: read it, do not modify it.
+func (w *World) Roster() []string { return w.roster() }
+
 // roster returns the ids of the living agents, rebuilt only when one dies.
 func (w *World) roster() []string {
 	if w.rosterDirty || w.rosterIDs == nil {

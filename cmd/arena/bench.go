@@ -102,6 +102,6 @@ func benchIPC(ctx context.Context, stdout io.Writer, agents, ticks int, seed uin
 		l.DecisionsPerSec, l.RTTP50.Round(time.Microsecond), l.RTTP99.Round(time.Microsecond), float64(l.CPUPerDecision.Nanoseconds())/1000)
 	fmt.Fprintf(stdout, "bare echo: %6.0f decisions/s, round trip p50 %s p99 %s, %.1f µs CPU per decision\n",
 		e.DecisionsPerSec, e.RTTP50.Round(time.Microsecond), e.RTTP99.Round(time.Microsecond), float64(e.CPUPerDecision.Nanoseconds())/1000)
-	fmt.Fprintf(stdout, "round trip / echo: p50 %.2f, p99 %.2f\n", p50, p99)
+	fmt.Fprintf(stdout, "server / echo: decisions/s %.2f; round trip p50 %.2f, p99 %.2f\n", r.DecisionsRatio, p50, p99)
 	return nil
 }

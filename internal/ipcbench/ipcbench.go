@@ -57,6 +57,10 @@ type Options struct {
 	Agents int    // client slots and clients [100]
 	Rounds int    // measured decisions per agent (lockstep ticks, echo rounds) [1]
 	Seed   uint64 // the world's seed [1]
+	// Spacing, when positive, sets the agents this far apart on a field
+	// grown to hold them, so that each sees as many others at any count;
+	// by default they share the 100×100 field (see Scenario).
+	Spacing float64
 	// Dir holds the Unix sockets [a new temporary folder, removed afterwards].
 	Dir string
 	// OnStart and OnStop, when set, are called just before and just after the
@@ -97,12 +101,22 @@ type Stats struct {
 // Result is a lockstep run and the echo measured right after it.
 type Result struct {
 	Lockstep, Echo Stats
+	// DecisionsRatio is the lockstep's decisions per second over the echo's
+	// (issue 19's target: at least 0.7); RTTRatioP50 and RTTRatioP99, its
+	// round-trip percentiles over the echo's.
+	DecisionsRatio float64 `json:"decisions_ratio"`
+	RTTRatioP50    float64 `json:"rtt_ratio_p50"`
+	RTTRatioP99    float64 `json:"rtt_ratio_p99"`
+}
+
+// Compare puts a lockstep run and its echo together, with their ratios.
+func Compare(lock, echo *Stats) *Result {
+	return &Result{Lockstep: *lock, Echo: *echo, DecisionsRatio: lock.DecisionsPerSec / echo.DecisionsPerSec,
+		RTTRatioP50: float64(lock.RTTP50) / float64(echo.RTTP50), RTTRatioP99: float64(lock.RTTP99) / float64(echo.RTTP99)}
 }
 
 // Ratios of the lockstep round trip to the echo's.
-func (r *Result) Ratios() (p50, p99 float64) {
-	return float64(r.Lockstep.RTTP50) / float64(r.Echo.RTTP50), float64(r.Lockstep.RTTP99) / float64(r.Echo.RTTP99)
-}
+func (r *Result) Ratios() (p50, p99 float64) { return r.RTTRatioP50, r.RTTRatioP99 }
 
 // Run measures lockstep, then the echo with the observation frames lockstep
 // produced.
@@ -124,15 +138,18 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Lockstep: *lock, Echo: *echo}, nil
+	return Compare(lock, echo), nil
 }
 
 // Scenario is the benchmark's world for n agents: an open 100×100 field with
 // cell size 0.5, a grid of trees and rocks, two walls, 48 resources, two
 // workbenches and four harmless mud patches (hazards that paths avoid), and
-// the agents on a grid 9 units apart, so that each sees about four others
-// (perception radius 10), as in the world-step benchmark.
-func Scenario(n int) (*scenarios.Scenario, error) {
+// the agents on a grid over the field: 9 units apart for 100 agents, so that
+// each sees about four others (perception radius 10), as in the world-step
+// benchmark, and closer for more (2.8 units apart for 1,000: each sees about
+// 40). With spacing > 0 the agents are that far apart instead, on a field
+// grown to hold them (the rest stays in its middle 100×100).
+func Scenario(n int, spacing float64) (*scenarios.Scenario, error) {
 	var sb strings.Builder
 	list := func(items []string) string { return strings.Join(items, ",\n    ") }
 	type point struct{ x, z float64 }
@@ -147,9 +164,13 @@ func Scenario(n int) (*scenarios.Scenario, error) {
 	}
 	var obstacles, resources, spawns []string
 	side := int(math.Ceil(math.Sqrt(float64(n))))
-	step := 90.0 / float64(side)
+	step, size := 90.0/float64(side), 100.0
+	if spacing > 0 {
+		step, size = spacing, max(100, spacing*float64(side)+10)
+	}
+	half := step * float64(side) / 2
 	for k := 0; k < n; k++ {
-		x, z := -45+step*(float64(k%side)+0.5), -45+step*(float64(k/side)+0.5)
+		x, z := -half+step*(float64(k%side)+0.5), -half+step*(float64(k/side)+0.5)
 		spawns = append(spawns, fmt.Sprintf("[%g, 0, %g]", x, z))
 		taken = append(taken, point{x, z})
 	}
@@ -177,7 +198,7 @@ func Scenario(n int) (*scenarios.Scenario, error) {
 	fmt.Fprintf(&sb, `{
   "name": "ipcbench",
   "description": "Benchmark field: %d agents on an open 100x100 field with trees, rocks, resources and mud.",
-  "size": [100, 100],
+  "size": [%g, %g],
   "cell_size": 0.5,
   "tick_rate": 10,
   "rules": {"perception_radius": 10, "inventory_capacity": 50},
@@ -206,7 +227,7 @@ func Scenario(n int) (*scenarios.Scenario, error) {
     "time_limit": 1000000
   }
 }
-`, n, list(obstacles), list(resources), n, n, strings.Join(spawns, ", "))
+`, n, size, size, list(obstacles), list(resources), n, n, strings.Join(spawns, ", "))
 	return scenarios.Parse("ipcbench.json", []byte(sb.String()))
 }
 
@@ -223,7 +244,7 @@ func Lockstep(ctx context.Context, opt Options) (*Stats, [][]byte, error) {
 		defer os.RemoveAll(dir)
 		opt.Dir = dir
 	}
-	sc, err := Scenario(opt.Agents)
+	sc, err := Scenario(opt.Agents, opt.Spacing)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -11,7 +11,7 @@ import (
 
 // The lean clients' reader must read what a full CBOR decoder reads.
 func TestParseHeadMatchesCBOR(t *testing.T) {
-	sc, err := Scenario(100)
+	sc, err := Scenario(100, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,5 +55,28 @@ func TestLockstepAndEchoRun(t *testing.T) {
 	}
 	if r.Lockstep.ObsBytes < 500 || r.Lockstep.DecisionBytes < 20 {
 		t.Fatalf("frames of %v and %v bytes", r.Lockstep.ObsBytes, r.Lockstep.DecisionBytes)
+	}
+}
+
+// TestObservationBytesDoNotGrowWithAgents: with as many agents in sight
+// (agents 9 units apart), an observation is as large among 1,000 agents as
+// among 100, over the wire: the roster (agent_ids) goes as changes. Sent
+// whole, it made the 1,000 agents' observations 10 KB larger.
+func TestObservationBytesDoNotGrowWithAgents(t *testing.T) {
+	many := 1000
+	if raceDetector {
+		many = 300
+	}
+	var bytes [2]float64
+	for i, n := range []int{100, many} {
+		st, _, err := Lockstep(t.Context(), Options{Agents: n, Rounds: 2, Spacing: 9, Dir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bytes[i] = st.ObsBytes
+		t.Logf("%d agents: %.0f bytes per observation", n, st.ObsBytes)
+	}
+	if bytes[1] > 1.1*bytes[0] {
+		t.Fatalf("an observation is %.0f bytes among %d agents, %.0f among 100", bytes[1], many, bytes[0])
 	}
 }

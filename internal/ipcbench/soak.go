@@ -94,7 +94,7 @@ func (o SoakOptions) withDefaults() SoakOptions {
 // A spectator times the ticks; resident memory is sampled throughout.
 func Soak(ctx context.Context, opt SoakOptions) (*SoakResult, error) {
 	opt = opt.withDefaults()
-	sc, err := Scenario(opt.Agents)
+	sc, err := Scenario(opt.Agents, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -117,6 +117,40 @@ def handshake(sock: socket.socket, hello: dict, timeout: float, on_error: Callab
                 on_error(e)
 
 
+class Roster:
+    """The roster a connection holds: every living agent's id, which observations carry
+    as ``agent_ids``. The server sends it whole in ``welcome`` and ``episode_start`` and
+    then, in observations, only the agents that left it (``agents_left``); ``track``
+    puts ``agent_ids`` back into every observation, so agents see no difference."""
+
+    __slots__ = ("ids",)
+
+    def __init__(self):
+        self.ids: list | None = None
+
+    def track(self, m: dict) -> None:
+        """Brings the roster up to date with a server message (welcome, episode_start,
+        observation), and fills an observation's ``agent_ids`` when the server left them
+        out. Each observation gets its own list."""
+        t = m.get("type")
+        if t in ("welcome", "episode_start"):
+            ids = m.get("agent_ids")
+            self.ids = list(ids) if isinstance(ids, list) else None
+        elif t == "observation":
+            obs = m.get("observation")
+            if not isinstance(obs, dict):
+                return
+            ids = obs.get("agent_ids")
+            if isinstance(ids, list):
+                self.ids = list(ids)
+                return
+            left = m.get("agents_left")
+            if left and self.ids:
+                gone = set(left)
+                self.ids = [a for a in self.ids if a not in gone]
+            obs["agent_ids"] = list(self.ids or ())
+
+
 def encode_frame(msg: dict) -> bytes:
     body = cbor2.dumps(msg)
     return struct.pack(">I", len(body)) + body
@@ -153,6 +187,7 @@ class _Session:
         self.cause: BaseException | None = None
         self.last_sent = time.monotonic()
         self.welcome: Record | None = None
+        self.roster = Roster()  # the reader's
         self.keepalive = keepalive
         self._ping_ids = itertools.count(1)
 
@@ -198,6 +233,7 @@ class _Session:
                     except ConnectionLost:
                         pass
                     continue
+                self.roster.track(m)
                 if t == "error" and m.get("fatal"):
                     self.fatal = ArenaError(m.get("code", ""), m.get("message", ""), True)
                 self.inbox.put(m)
@@ -305,6 +341,7 @@ class Client:
             sock.close()
             raise
         s = _Session(sock, self.keepalive)
+        s.roster.track(m)
         s.welcome = Record.wrap(m)
         self.welcome = s.welcome
         self._session = s

@@ -38,7 +38,7 @@ import gymnasium
 import numpy as np
 from gymnasium.utils import seeding
 
-from .client import ArenaError, ConnectionLost, dial, encode_frame, handshake, hello_message
+from .client import ArenaError, ConnectionLost, Roster, dial, encode_frame, handshake, hello_message
 from .spaces import Codec
 from .types import Decision, Observation
 
@@ -107,10 +107,12 @@ class _Slot:
     """One agent's connection. Reads happen on the caller's thread; writes are locked
     because the keepalive thread pings too."""
 
-    __slots__ = ("agent", "sock", "rfile", "wlock", "last_sent", "tick", "__weakref__")
+    __slots__ = ("agent", "sock", "rfile", "wlock", "last_sent", "tick", "roster", "__weakref__")
 
-    def __init__(self, agent: str, sock: socket.socket):
+    def __init__(self, agent: str, sock: socket.socket, welcome: dict):
         self.agent, self.sock = agent, sock
+        self.roster = Roster()
+        self.roster.track(welcome)
         self.rfile = sock.makefile("rb", buffering=1 << 16)
         self.wlock = threading.Lock()
         self.last_sent = time.monotonic()
@@ -132,7 +134,10 @@ class _Slot:
         body = self.rfile.read(n)
         if len(body) < n:
             raise ConnectionLost("the server closed the connection")
-        return cbor2.loads(body)
+        m = cbor2.loads(body)
+        if isinstance(m, dict):
+            self.roster.track(m)
+        return m
 
     def close(self):
         try:
@@ -517,7 +522,7 @@ class ArenaParallelEnv(_ParallelBase):
             if w.get("agent_id") != a:
                 self.close()
                 raise RuntimeError(f"asked for slot {a}, the server gave {w.get('agent_id')}")
-            rt.slots[a] = _Slot(a, sock)
+            rt.slots[a] = _Slot(a, sock, w)
             rt.live.add(rt.slots[a])
             if self._layout is not None:
                 rt.slots[a].send({"type": "observation_arrays", "layout": self._layout})

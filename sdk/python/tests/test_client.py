@@ -11,6 +11,7 @@ from arena_server import REPO, Server, ServerTest, arena_binary
 
 from agent_arena_sdk import (ArenaError, Client, ConnectionLost, Decision, Entity, Observation, Record, connect, query,
                              run)
+from agent_arena_sdk.client import Roster
 import capture
 import crafter
 import forager
@@ -195,6 +196,94 @@ class ProtocolTest(ServerTest):
 
         with self.assertRaises(ConnectionLost):
             c.run(agent)
+
+
+DYING = {
+    "name": "dying", "description": "Agent one walks into lava and dies.",
+    "size": [40, 20], "tick_rate": 10,
+    "hazards": [{"name": "Lava1", "type": "lava", "position": [-6, 0, 0], "radius": 2, "entry_damage": 0,
+                 "damage_per_second": 250}],
+    "agents": {"count": 3, "max": 3, "spawns": [[-10, 0, 0], [0, 0, 0], [10, 0, 0]]},
+    "objective": {"description": "Survive.", "success_metrics": {"alive": {"target": 1, "weight": 1}},
+                  "time_limit": 16},
+}
+
+
+class RosterTest(ServerTest):
+    def test_track_rebuilds_agent_ids(self):
+        r = Roster()
+        r.track({"type": "welcome", "agent_ids": ["a", "b", "c"]})
+        o1 = {"type": "observation", "observation": {}}
+        r.track(o1)
+        self.assertEqual(o1["observation"]["agent_ids"], ["a", "b", "c"])
+        o2 = {"type": "observation", "agents_left": ["b", "x"], "observation": {}}
+        r.track(o2)
+        self.assertEqual(o2["observation"]["agent_ids"], ["a", "c"])
+        self.assertEqual(o1["observation"]["agent_ids"], ["a", "b", "c"], "each observation has its own list")
+        r.track({"type": "observation", "observation": {"agent_ids": ["c"]}})  # the whole roster replaces it
+        o3 = {"type": "observation", "observation": {}}
+        r.track(o3)
+        self.assertEqual(o3["observation"]["agent_ids"], ["c"])
+        r.track({"type": "episode_start", "agent_ids": ["a", "b"]})
+        o4 = {"type": "observation", "agents_left": ["a"], "observation": {}}
+        r.track(o4)
+        self.assertEqual(o4["observation"]["agent_ids"], ["b"])
+
+    def test_agent_ids_match_the_full_roster_while_agents_die(self):
+        import json, socket
+        from agent_arena_sdk.client import encode_frame, read_frame
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d, True)
+        path = os.path.join(d, "dying.json")
+        with open(path, "w") as f:
+            json.dump(DYING, f)
+        s = self.serve("--scenario", path, "--episodes", "2")
+        truth, seen = {}, {}
+
+        def full_roster_client():  # agent_003 asks for agent_ids in every observation
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.connect(s.sock)
+            sock.sendall(encode_frame({"type": "hello", "protocol": 1, "role": "agent", "agent": "agent_003",
+                                       "full_roster": True}))
+            episode = 0
+            while True:
+                m = read_frame(sock)
+                if m["type"] == "episode_start":
+                    episode = m["episode"]
+                elif m["type"] == "observation":
+                    truth[(episode, m["tick"])] = m["observation"]["agent_ids"]
+                    sock.sendall(encode_frame({"type": "decision", "tick": m["tick"], "tool": "idle"}))
+                elif m["type"] == "episode_end" and m.get("final"):
+                    sock.close()
+                    return
+
+        class Walker:  # agent_001 walks into the lava
+            def decide(self, obs):
+                if obs.tick == 0:
+                    return Decision("move_to", {"target_x": -6, "target_z": 0})
+                return None
+
+        class Watcher:  # agent_002 records what the SDK gives it
+            episode = 0
+
+            def on_episode_start(self, m):
+                self.episode = m.episode
+
+            def decide(self, obs):
+                seen[(self.episode, obs.tick)] = list(obs.agent_ids)
+
+        threads = [threading.Thread(target=full_roster_client), threading.Thread(target=run, args=(Walker(), s.address),
+                                                                                  kwargs={"slot": "agent_001"})]
+        for t in threads:
+            t.start()
+        c = Client(s.address, slot="agent_002")
+        c.run(Watcher())
+        for t in threads:
+            t.join(30)
+        self.assertEqual(len(set(map(tuple, truth.values()))), 2, "agent_001 dies: two rosters")
+        self.assertGreater(len(seen), 20)
+        for k, ids in seen.items():
+            self.assertEqual(ids, truth[k], k)
 
 
 class PitfallsTest(ServerTest):
