@@ -59,6 +59,7 @@ var (
 	ColTabs        = color.RGBA{0x90, 0x98, 0xa8, 0xff}
 	ColNarrator    = color.RGBA{0xff, 0xd8, 0x60, 0xff}
 	ColHistory     = color.RGBA{0x8e, 0xd1, 0xfc, 0xff}
+	ColTranscript  = color.RGBA{0xb8, 0xc4, 0xd0, 0xff}
 	ColPanelTitle  = color.RGBA{0xff, 0xd8, 0x60, 0xff}
 	ColTimeline    = color.RGBA{0x50, 0x55, 0x60, 0xff}
 	ColTimePlayed  = color.RGBA{0x4a, 0x90, 0xe2, 0xff}
@@ -538,7 +539,12 @@ type paneKey struct {
 	selected string
 	chars    int
 	inspect  *ipc.FrameInspect
+	upto     int
 }
+
+// transcriptPage is the step, in rows, in which the history pane reads
+// transcripts further down as it is scrolled.
+const transcriptPage = 200
 
 // terrainImage is the world's terrain shaded by height, one texel per
 // terrainTexels-th of a sample cell, laid over the bounds; nil when the
@@ -828,16 +834,19 @@ func (g *Game) layoutOverlays() overlays {
 		sw = min(max(sw, minPanelW), W-o.view.Min.X-minPanelW)
 		o.side = image.Rect(W-sw, top, W, floor)
 		chars := (sw - 2*panelPad) / charW
-		key := paneKey{frames: m.Frames, pane: pane, selected: m.Selected, chars: chars, inspect: m.Inspect}
+		o.sideTop = top + panelPad + 2*lineH
+		room := max(0, (floor-panelPad-o.sideTop)/lineH)
+		// The history reads transcripts down to the rows shown and a page
+		// more, in steps of pages as it is scrolled.
+		upto := (g.ObsScroll/transcriptPage + 2) * transcriptPage
+		key := paneKey{frames: m.Frames, pane: pane, selected: m.Selected, chars: chars, inspect: m.Inspect, upto: upto + room}
 		if g.cache.paneKey != key {
 			g.cache.paneKey = key
-			g.cache.paneTitle, g.cache.paneRows = g.paneRows(pane, chars)
+			g.cache.paneTitle, g.cache.paneRows = g.paneRows(pane, chars, upto+room)
 		}
 		title, rows := g.cache.paneTitle, g.cache.paneRows
 		o.sideTitle = title
 		o.sideTabs = clip(paneTabs(pane), chars)
-		o.sideTop = top + panelPad + 2*lineH
-		room := max(0, (floor-panelPad-o.sideTop)/lineH)
 		var start, end int
 		if pane == PaneConversation {
 			g.ObsScroll = int(clamp(float64(g.ObsScroll), 0, float64(max(0, len(rows)-room))))
