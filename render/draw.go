@@ -681,19 +681,16 @@ func (g *Game) drawBubbles(screen *ebiten.Image, agentR float32, view image.Rect
 		bottom := int(sy) - int(agentR) - healthBarGap - 4
 		x := min(max(int(sx)-w/2, view.Min.X+2), view.Max.X-w-2)
 		r := image.Rect(x, bottom-h, x+w, bottom)
-		for moved := 0; moved < len(out)+1; moved++ {
-			clash := false
-			for _, q := range out {
-				if r.Overlaps(q.r) {
-					r = r.Add(image.Pt(0, q.r.Min.Y-2-r.Max.Y))
-					clash = true
-				}
-			}
-			if !clash {
-				break
-			}
+		placed := make([]image.Rectangle, len(out))
+		for i, q := range out {
+			placed[i] = q.r
 		}
+		r = placeBubble(r, placed, view, int(sy)+int(agentR)+4)
 		out = append(out, placedBubble{r: r, lines: lines, alpha: alpha, tailX: min(max(int(sx), r.Min.X+3), r.Max.X-3), tailY: bottom})
+	}
+	g.bubbles = g.bubbles[:0]
+	for _, q := range out {
+		g.bubbles = append(g.bubbles, q.r)
 	}
 	for _, q := range out {
 		g.written = append(g.written, q.r.Inset(-4))
@@ -710,6 +707,44 @@ func (g *Game) drawBubbles(screen *ebiten.Image, agentR float32, view image.Rect
 			g.cache.text(screen, l, q.r.Min.X+bubblePad-1, q.r.Min.Y+1+i*lineH, ColBubbleText, q.alpha)
 		}
 	}
+}
+
+// placeBubble places a bubble r (above its agent) clear of the bubbles
+// placed already: pushed up past each it overlaps; when that takes it above
+// the world's view (under the HUD), below the agent (from y below) pushed
+// down instead; and in the end kept inside the view, even over another.
+func placeBubble(r image.Rectangle, placed []image.Rectangle, view image.Rectangle, below int) image.Rectangle {
+	stack := func(r image.Rectangle, up bool) image.Rectangle {
+		for moved := 0; moved <= len(placed); moved++ {
+			clash := false
+			for _, q := range placed {
+				if !r.Overlaps(q) {
+					continue
+				}
+				if up {
+					r = r.Add(image.Pt(0, q.Min.Y-2-r.Max.Y))
+				} else {
+					r = r.Add(image.Pt(0, q.Max.Y+2-r.Min.Y))
+				}
+				clash = true
+			}
+			if !clash {
+				break
+			}
+		}
+		return r
+	}
+	inside := func(r image.Rectangle) bool { return r.Min.Y >= view.Min.Y+2 && r.Max.Y <= view.Max.Y-2 }
+	if up := stack(r, true); inside(up) {
+		return up
+	}
+	if down := stack(r.Add(image.Pt(0, below-r.Min.Y)), false); inside(down) {
+		return down
+	}
+	// No room either way: inside the view, where it was or as near as can be.
+	h := r.Dy()
+	y := min(max(r.Min.Y, view.Min.Y+2), view.Max.Y-2-h)
+	return image.Rect(r.Min.X, y, r.Max.X, y+h)
 }
 
 func scaleAlpha(c color.RGBA, a float32) color.NRGBA {
