@@ -63,9 +63,7 @@ func cmdView(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	// the pane opened as asked.
 	newGame := func(src render.Source) *render.Game {
 		g := render.NewGame(src)
-		if *show != "" {
-			g.ShowPane(pane)
-		}
+		g.Pane = pane // the side pane is open at first
 		if *sel != "" {
 			g.Select(*sel)
 		}
