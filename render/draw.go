@@ -59,6 +59,7 @@ var (
 	ColTabs        = color.RGBA{0x90, 0x98, 0xa8, 0xff}
 	ColNarrator    = color.RGBA{0xff, 0xd8, 0x60, 0xff}
 	ColHistory     = color.RGBA{0x8e, 0xd1, 0xfc, 0xff}
+	ColTranscript  = color.RGBA{0xb8, 0xc4, 0xd0, 0xff}
 	ColPanelTitle  = color.RGBA{0xff, 0xd8, 0x60, 0xff}
 	ColTimeline    = color.RGBA{0x50, 0x55, 0x60, 0xff}
 	ColTimePlayed  = color.RGBA{0x4a, 0x90, 0xe2, 0xff}
@@ -538,7 +539,12 @@ type paneKey struct {
 	selected string
 	chars    int
 	inspect  *ipc.FrameInspect
+	upto     int
 }
+
+// transcriptPage is the step, in rows, in which the history pane reads
+// transcripts further down as it is scrolled.
+const transcriptPage = 200
 
 // terrainImage is the world's terrain shaded by height, one texel per
 // terrainTexels-th of a sample cell, laid over the bounds; nil when the
@@ -675,19 +681,16 @@ func (g *Game) drawBubbles(screen *ebiten.Image, agentR float32, view image.Rect
 		bottom := int(sy) - int(agentR) - healthBarGap - 4
 		x := min(max(int(sx)-w/2, view.Min.X+2), view.Max.X-w-2)
 		r := image.Rect(x, bottom-h, x+w, bottom)
-		for moved := 0; moved < len(out)+1; moved++ {
-			clash := false
-			for _, q := range out {
-				if r.Overlaps(q.r) {
-					r = r.Add(image.Pt(0, q.r.Min.Y-2-r.Max.Y))
-					clash = true
-				}
-			}
-			if !clash {
-				break
-			}
+		placed := make([]image.Rectangle, len(out))
+		for i, q := range out {
+			placed[i] = q.r
 		}
+		r = placeBubble(r, placed, view, int(sy)+int(agentR)+4)
 		out = append(out, placedBubble{r: r, lines: lines, alpha: alpha, tailX: min(max(int(sx), r.Min.X+3), r.Max.X-3), tailY: bottom})
+	}
+	g.bubbles = g.bubbles[:0]
+	for _, q := range out {
+		g.bubbles = append(g.bubbles, q.r)
 	}
 	for _, q := range out {
 		g.written = append(g.written, q.r.Inset(-4))
@@ -704,6 +707,44 @@ func (g *Game) drawBubbles(screen *ebiten.Image, agentR float32, view image.Rect
 			g.cache.text(screen, l, q.r.Min.X+bubblePad-1, q.r.Min.Y+1+i*lineH, ColBubbleText, q.alpha)
 		}
 	}
+}
+
+// placeBubble places a bubble r (above its agent) clear of the bubbles
+// placed already: pushed up past each it overlaps; when that takes it above
+// the world's view (under the HUD), below the agent (from y below) pushed
+// down instead; and in the end kept inside the view, even over another.
+func placeBubble(r image.Rectangle, placed []image.Rectangle, view image.Rectangle, below int) image.Rectangle {
+	stack := func(r image.Rectangle, up bool) image.Rectangle {
+		for moved := 0; moved <= len(placed); moved++ {
+			clash := false
+			for _, q := range placed {
+				if !r.Overlaps(q) {
+					continue
+				}
+				if up {
+					r = r.Add(image.Pt(0, q.Min.Y-2-r.Max.Y))
+				} else {
+					r = r.Add(image.Pt(0, q.Max.Y+2-r.Min.Y))
+				}
+				clash = true
+			}
+			if !clash {
+				break
+			}
+		}
+		return r
+	}
+	inside := func(r image.Rectangle) bool { return r.Min.Y >= view.Min.Y+2 && r.Max.Y <= view.Max.Y-2 }
+	if up := stack(r, true); inside(up) {
+		return up
+	}
+	if down := stack(r.Add(image.Pt(0, below-r.Min.Y)), false); inside(down) {
+		return down
+	}
+	// No room either way: inside the view, where it was or as near as can be.
+	h := r.Dy()
+	y := min(max(r.Min.Y, view.Min.Y+2), view.Max.Y-2-h)
+	return image.Rect(r.Min.X, y, r.Max.X, y+h)
 }
 
 func scaleAlpha(c color.RGBA, a float32) color.NRGBA {
@@ -828,16 +869,19 @@ func (g *Game) layoutOverlays() overlays {
 		sw = min(max(sw, minPanelW), W-o.view.Min.X-minPanelW)
 		o.side = image.Rect(W-sw, top, W, floor)
 		chars := (sw - 2*panelPad) / charW
-		key := paneKey{frames: m.Frames, pane: pane, selected: m.Selected, chars: chars, inspect: m.Inspect}
+		o.sideTop = top + panelPad + 2*lineH
+		room := max(0, (floor-panelPad-o.sideTop)/lineH)
+		// The history reads transcripts down to the rows shown and a page
+		// more, in steps of pages as it is scrolled.
+		upto := (g.ObsScroll/transcriptPage + 2) * transcriptPage
+		key := paneKey{frames: m.Frames, pane: pane, selected: m.Selected, chars: chars, inspect: m.Inspect, upto: upto + room}
 		if g.cache.paneKey != key {
 			g.cache.paneKey = key
-			g.cache.paneTitle, g.cache.paneRows = g.paneRows(pane, chars)
+			g.cache.paneTitle, g.cache.paneRows = g.paneRows(pane, chars, upto+room)
 		}
 		title, rows := g.cache.paneTitle, g.cache.paneRows
 		o.sideTitle = title
 		o.sideTabs = clip(paneTabs(pane), chars)
-		o.sideTop = top + panelPad + 2*lineH
-		room := max(0, (floor-panelPad-o.sideTop)/lineH)
 		var start, end int
 		if pane == PaneConversation {
 			g.ObsScroll = int(clamp(float64(g.ObsScroll), 0, float64(max(0, len(rows)-room))))

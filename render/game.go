@@ -42,6 +42,7 @@ type Game struct {
 	needFit  bool              // fit the camera to the world in the next Draw
 	over     overlays          // the last Draw's layout, for the mouse
 	written  []image.Rectangle // where the last Draw put labels and bubbles over the world
+	bubbles  []image.Rectangle // where the last Draw put bubbles
 	resizing int               // the edge being dragged: 1 the left column's, 2 the side pane's
 
 	paused bool

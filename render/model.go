@@ -58,6 +58,9 @@ type Model struct {
 	Talk    []Line
 	History map[string][]HistoryEntry
 	Deaths  []world.Event
+	// Transcripts, when set, are the run's language-model transcripts: the
+	// history pane shows each decision's exchange with the model.
+	Transcripts *Transcripts
 
 	obs    *world.Observation // Inspect decoded
 	obsErr error

@@ -3,6 +3,7 @@ package render
 import (
 	"context"
 	"encoding/json"
+	"image"
 	"math"
 	"os"
 	"path/filepath"
@@ -487,4 +488,39 @@ func TestObservationLinesEveryScenario(t *testing.T) {
 			require.Contains(t, lines, `"`+comp+`": {`, "%s: section %s", name, comp)
 		}
 	}
+}
+
+// Bubbles stack up clear of each other, but never under the HUD: with no
+// room above, they go below the agent, and with no room there either they
+// stay inside the view.
+func TestPlaceBubble(t *testing.T) {
+	view := image.Rect(0, 100, 400, 300)
+	bubble := func(y int) image.Rectangle { return image.Rect(50, y-20, 150, y) }
+	cases := []struct {
+		name   string
+		r      image.Rectangle
+		placed []image.Rectangle
+		want   image.Rectangle
+	}{
+		{"alone", bubble(200), nil, bubble(200)},
+		{"pushed up", bubble(200), []image.Rectangle{bubble(200)}, bubble(178)},
+		{"pushed up twice", bubble(200), []image.Rectangle{bubble(200), bubble(178)}, bubble(156)},
+		{"no room above: below the agent", bubble(140), []image.Rectangle{bubble(140)}, image.Rect(50, 160, 150, 180)},
+		{"below, pushed down", bubble(140), []image.Rectangle{bubble(140), image.Rect(50, 160, 150, 180)}, image.Rect(50, 182, 150, 202)},
+		{"above the view at first", bubble(110), nil, image.Rect(50, 130, 150, 150)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := placeBubble(c.r, c.placed, view, c.r.Max.Y+20)
+			require.Equal(t, c.want, got)
+			require.GreaterOrEqual(t, got.Min.Y, view.Min.Y+2, "not under the HUD")
+		})
+	}
+	// No room anywhere: inside the view all the same.
+	var full []image.Rectangle
+	for y := 100; y < 300; y += 22 {
+		full = append(full, bubble(y+20))
+	}
+	got := placeBubble(bubble(150), full, view, 170)
+	require.True(t, got.In(view.Inset(2)), "%v in %v", got, view)
 }

@@ -7,7 +7,11 @@ import (
 )
 
 // paneRows is the side pane's title and rows, wrapped to chars characters.
-func (g *Game) paneRows(pane string, chars int) (string, []row) {
+//
+// The history reads the model's transcript only for the decisions down to
+// row upto (what the pane shows, and some more): a long transcript is read
+// where it is looked at.
+func (g *Game) paneRows(pane string, chars, upto int) (string, []row) {
 	m := &g.Model
 	plain := func(lines []string) []row {
 		var out []row
@@ -32,7 +36,7 @@ func (g *Game) paneRows(pane string, chars int) (string, []row) {
 		if m.Selected == "" {
 			return "history: select an agent", nil
 		}
-		return "history of " + m.Selected + " (click: seek)", m.historyRows(chars)
+		return "history of " + m.Selected + " (click: seek)", m.historyRows(chars, upto)
 	case PaneConversation:
 		who := "everyone"
 		if m.Selected != "" {
@@ -80,8 +84,10 @@ func (m *Model) conversationRows(chars int) []row {
 }
 
 // historyRows are the selected agent's plan now and its decisions, newest
-// first: the tool and parameters, the reasoning and the result.
-func (m *Model) historyRows(chars int) []row {
+// first: the tool and parameters, the reasoning and the result, and, from
+// the transcripts, the exchange with the model that made it (for the
+// decisions that start before row upto).
+func (m *Model) historyRows(chars, upto int) []row {
 	var out []row
 	add := func(s string, tick int, col color.RGBA) {
 		for i, w := range wrap(printable(s), chars) {
@@ -99,12 +105,14 @@ func (m *Model) historyRows(chars int) []row {
 			add(fmt.Sprintf("plan: %d waypoints left, to (%.1f, %.1f)", n, p[0], p[2]), -1, color.RGBA{})
 		}
 	}
+	m.Transcripts.Update(m.Selected)
 	h := m.History[m.Selected]
 	if len(h) == 0 {
 		add("no decision seen yet", -1, color.RGBA{})
 	}
 	for i := len(h) - 1; i >= 0; i-- {
 		d := h[i]
+		start := len(out)
 		add(fmt.Sprintf("t%d %s %s", d.Tick, d.Tool, compactJSON(d.Params)), d.Tick, ColHistory)
 		if d.TimedOut {
 			add("  timed out: the agent did not answer", d.Tick, color.RGBA{})
@@ -113,6 +121,16 @@ func (m *Model) historyRows(chars int) []row {
 			add("  why: "+d.Reasoning, d.Tick, color.RGBA{})
 		}
 		add("  -> "+describeResult(d.Result), d.Tick, color.RGBA{})
+		if m.Transcripts == nil || start >= upto {
+			continue
+		}
+		// The decision applied in the frame of tick T was made on the
+		// observation of tick T-1, the transcript's tick.
+		if e := m.Transcripts.Turn(m.Selected, m.Episode, d.Tick-1); e != nil {
+			for _, l := range e.Lines {
+				add("    "+l, d.Tick, ColTranscript)
+			}
+		}
 	}
 	return out
 }

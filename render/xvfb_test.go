@@ -30,6 +30,7 @@ import (
 	"github.com/arena-sim/arena/scenarios"
 	"github.com/arena-sim/arena/world"
 	"github.com/hajimehoshi/ebiten/v2"
+	"github.com/stretchr/testify/require"
 )
 
 const (
@@ -42,6 +43,7 @@ const (
 // process, on the main thread: TestMain renders every scene in turn and the
 // tests check the shots.
 type scene struct {
+	dir    string // a temporary folder the scene reads
 	name   string
 	g      *Game
 	w, h   int
@@ -226,6 +228,11 @@ func TestMain(m *testing.M) {
 			scenes = append(scenes, scenarioScene(name+"-"+pane, name, 0, func(g *Game) { g.Pane = pane }))
 		}
 	}
+	// Crowds: 16 agents talking, with the history and the conversation.
+	for _, pane := range []string{PaneHistory, PaneConversation} {
+		scenes = append(scenes, scenarioScene("town_square-16-"+pane, "town_square", 16, func(g *Game) { g.Pane = pane }))
+	}
+	scenes = append(scenes, transcriptScene())
 	code := 0
 	go func() {
 		defer close(testsDone)
@@ -239,6 +246,11 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	<-testsDone
+	for _, s := range scenes {
+		if s.dir != "" {
+			os.RemoveAll(s.dir)
+		}
+	}
 	os.Exit(code)
 }
 
@@ -780,4 +792,75 @@ func (o *overlays) rects() []image.Rectangle {
 		out = append(out, image.Rectangle{Min: o.tickAt, Max: o.tickAt.Add(image.Pt(w, h))})
 	}
 	return out
+}
+
+// transcriptScene is a replay of language-model agents (the fake model of
+// transcript_test.go) with its transcripts, at its end, with agent_001's
+// history open.
+func transcriptScene() *scene {
+	s := &scene{name: "transcript", w: sceneW, h: sceneH}
+	dir, err := os.MkdirTemp("", "arena-render-")
+	if err != nil {
+		s.err = err
+		return s
+	}
+	s.dir = dir // read as it is drawn; removed at the end
+	if s.err = llmReplay(dir, 2, 12); s.err != nil {
+		return s
+	}
+	src, tr, err := openReplay(dir)
+	if err != nil {
+		s.err = err
+		return s
+	}
+	src.Seek(src.Ticks())
+	src.Control("pause", 0)
+	g := NewGame(src)
+	g.Model.Transcripts = tr
+	g.Select("agent_001")
+	g.Pane = PaneHistory
+	s.g = g
+	return s
+}
+
+// TestRenderCrowds checks 16 agents talking: every bubble inside the
+// world's view (none pushed up under the HUD), and the history and the
+// conversation drawn.
+func TestRenderCrowds(t *testing.T) {
+	for _, pane := range []string{PaneHistory, PaneConversation} {
+		t.Run(pane, func(t *testing.T) {
+			s := shotOf(t, "town_square-16-"+pane)
+			o := &s.over
+			require.Len(t, s.g.Model.Agents, 16)
+			for _, r := range s.g.bubbles {
+				require.True(t, r.In(o.view), "a bubble %v outside the view %v (HUD %v)", r, o.view, o.hud)
+			}
+			text := 0
+			for i := range o.sideRows {
+				if lightPixels(s.shot, image.Rect(o.side.Min.X, o.sideTop+i*lineH, o.side.Max.X, o.sideTop+(i+1)*lineH)) >= 30 {
+					text++
+				}
+			}
+			require.GreaterOrEqual(t, text, 3, "%s rows with text: %q", pane, o.sideLines)
+		})
+	}
+}
+
+// TestRenderTranscript checks the model's exchanges in the history pane:
+// drawn in their colour under the decisions.
+func TestRenderTranscript(t *testing.T) {
+	s := shotOf(t, "transcript")
+	o := &s.over
+	drawn, said := 0, false
+	for i, r := range o.sideRows {
+		if r.col != ColTranscript {
+			continue
+		}
+		said = said || strings.Contains(r.text, "says: ")
+		if colourPixels(s.shot, image.Rect(o.side.Min.X, o.sideTop+i*lineH, o.side.Max.X, o.sideTop+(i+1)*lineH), ColTranscript) >= 20 {
+			drawn++
+		}
+	}
+	require.GreaterOrEqual(t, drawn, 4, "transcript rows drawn: %q", o.sideLines)
+	require.True(t, said, "what the model said: %q", o.sideLines)
 }

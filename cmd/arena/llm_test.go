@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/arena-sim/arena/engine"
+	"github.com/arena-sim/arena/render"
 	"github.com/arena-sim/arena/sdk/llm"
 	"github.com/stretchr/testify/require"
 )
@@ -51,6 +52,18 @@ func TestRunWithLLMAgents(t *testing.T) {
 	if err != nil || len(ents) != 2 {
 		t.Fatalf("transcripts: %v %v", ents, err)
 	}
+	// The viewer finds the transcripts beside the replay.
+	saved := showWindow
+	defer func() { showWindow = saved }()
+	showWindow = func(_ context.Context, g *render.Game, _ string, _, _ int) error {
+		require.NotNil(t, g.Model.Transcripts)
+		e := g.Model.Transcripts.Turn("agent_001", 1, 3)
+		require.NotNil(t, e, "agent_001's turn at tick 3")
+		require.Contains(t, e.Lines, `calls move_to {"target":[1,0,1]}`)
+		return nil
+	}
+	_, _, err = arena(t, "view", filepath.Join(dir, replayFile), "--select", "agent_001", "--show", "history")
+	require.NoError(t, err)
 	if _, _, err := arena(t, "run", "--agent", "llm", "--out", dir, "--quiet", "--ticks", "1", "--base-url", srv.URL); err == nil && os.Getenv("ARENA_MODEL") == "" {
 		t.Error("--agent llm without a model accepted")
 	}

@@ -232,13 +232,13 @@ func TestRunViewShowsTheRunAsItPlays(t *testing.T) {
 	saved := showWindow
 	defer func() { showWindow = saved }()
 	var seen render.Model
-	showWindow = func(_ context.Context, src render.Source, title string, _, _ int) error {
+	showWindow = func(_ context.Context, g *render.Game, title string, _, _ int) error {
+		src := g.Src
 		require.Contains(t, title, "foraging")
 		// The window drives the run: pause at once, see the first tick, step
 		// one, then play fast until the second episode shows; closing the
 		// window lets the run finish on its own.
 		require.NoError(t, src.Control("pause", 0))
-		g := render.NewGame(src)
 		g.Layout(800, 600)
 		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
 			if g.Pump(); g.Model.Tick >= 1 {
@@ -276,7 +276,7 @@ func TestRunViewShowsTheRunAsItPlays(t *testing.T) {
 func TestRunViewWithoutAWindowStopsTheRun(t *testing.T) {
 	saved := showWindow
 	defer func() { showWindow = saved }()
-	showWindow = func(context.Context, render.Source, string, int, int) error {
+	showWindow = func(context.Context, *render.Game, string, int, int) error {
 		return errors.New("view: no window system is available")
 	}
 	dir := t.TempDir()
@@ -315,12 +315,11 @@ func TestViewOpensReplaysAndLiveServers(t *testing.T) {
 
 	// A replay: seekable, at its scenario's tick rate, every tick there.
 	var title string
-	showWindow = func(_ context.Context, src render.Source, tt string, _, _ int) error {
+	showWindow = func(_ context.Context, g *render.Game, tt string, _, _ int) error {
 		title = tt
-		s, ok := src.(render.Seeker)
+		s, ok := g.Src.(render.Seeker)
 		require.True(t, ok, "a replay can seek")
 		require.Equal(t, 25, s.Ticks())
-		g := render.NewGame(src)
 		g.Layout(800, 600)
 		g.Seek(20)
 		pumpUntil(t, g, "tick 20", func() bool { return g.Model.Tick == 20 })
@@ -330,6 +329,21 @@ func TestViewOpensReplaysAndLiveServers(t *testing.T) {
 	_, _, err = arena(t, "view", filepath.Join(dir, replayFile))
 	require.NoError(t, err)
 	require.Contains(t, title, "crafting seed 1")
+
+	// --at, --select and --show work in the window as in a screenshot.
+	showWindow = func(_ context.Context, g *render.Game, _ string, _, _ int) error {
+		g.Layout(800, 600)
+		pumpUntil(t, g, "tick 7", func() bool { return g.Model.Tick == 7 })
+		require.Equal(t, "agent_001", g.Model.Selected)
+		require.Equal(t, render.PaneHistory, g.Pane)
+		require.NotEmpty(t, g.Model.History["agent_001"])
+		require.Nil(t, g.Model.Transcripts, "no transcripts beside a bots' replay")
+		return nil
+	}
+	_, _, err = arena(t, "view", filepath.Join(dir, replayFile), "--at", "7", "--select", "agent_001", "--show", "history")
+	require.NoError(t, err)
+	_, _, err = arena(t, "view", filepath.Join(dir, replayFile), "--select", "agent_009")
+	require.ErrorContains(t, err, `view: --select "agent_009": the replay has no such agent`)
 
 	// A live server, joined as a spectator: clicking an agent brings its
 	// observation.
@@ -341,9 +355,8 @@ func TestViewOpensReplaysAndLiveServers(t *testing.T) {
 		served <- run(ctx, []string{"serve", "--scenario", "foraging", "--agents", "2", "--bots", "2", "--mode", "realtime",
 			"--tick-rate", "100", "--ticks", "100000", "--listen", sock, "--out", filepath.Join(dir, "served")}, io.Discard, io.Discard)
 	}()
-	showWindow = func(_ context.Context, src render.Source, tt string, _, _ int) error {
+	showWindow = func(_ context.Context, g *render.Game, tt string, _, _ int) error {
 		title = tt
-		g := render.NewGame(src)
 		g.Layout(800, 600)
 		pumpUntil(t, g, "the world", func() bool { return g.Model.World != nil && len(g.Model.Agents) == 2 })
 		require.Equal(t, "realtime", g.Model.World.Mode)

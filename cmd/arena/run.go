@@ -120,7 +120,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		src.End(err)
 		done <- err
 	}()
-	err = showWindow(ctx, src, fmt.Sprintf("arena run: %s seed %d (%s)", sc.Name, *seed, dir), 1280, 800)
+	g := render.NewGame(src)
+	if *agentKind == "llm" {
+		// The agents' transcripts, read as they are written.
+		g.Model.Transcripts = &render.Transcripts{Dir: filepath.Join(dir, "transcripts")}
+	}
+	err = showWindow(ctx, g, fmt.Sprintf("arena run: %s seed %d (%s)", sc.Name, *seed, dir), 1280, 800)
 	if err != nil {
 		stopRun() // no window (no display, say): stop rather than run on unseen
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"image"
 	"image/png"
@@ -28,17 +29,27 @@ func cmdView(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	height := fs.Int("height", 800, "window height in pixels")
 	size := fs.String("size", "", "the window's (or screenshot's) size as WIDTHxHEIGHT, e.g. 1280x800 (instead of --width and --height)")
 	shot := fs.String("screenshot", "", "write one picture to this file (PNG, or binary PPM when it ends in .ppm) and exit: of a replay at --at, or of a server's current state; needs a display (headless: under Xvfb)")
-	at := fs.Int("at", -1, "a replay: start at this tick (the screenshot's tick; default the start, or the end for a screenshot)")
-	sel := fs.String("select", "", "with --screenshot: inspect this agent")
-	show := fs.String("show", "", "with --screenshot: the side pane to show: inspector, observation, history or conversation")
+	at := fs.Int("at", 0, "a replay: start at this tick (the screenshot's tick; default the start, or the end for a screenshot)")
+	sel := fs.String("select", "", "inspect this agent (as a click on it does)")
+	show := fs.String("show", "", "the side pane to open: inspector, observation, history or conversation (as the keys i, o, y and t do)")
 	files, err := parseInterspersed(fs, args) // arena CMD FILE --flag works too
 	if err != nil {
 		return err
 	}
+	if err := checkFlags(fs, -1, "width", "height"); err != nil {
+		return err
+	}
+	atGiven := false
+	fs.Visit(func(f *flag.Flag) { atGiven = atGiven || f.Name == "at" })
 	if *size != "" {
-		if _, err := fmt.Sscanf(*size, "%dx%d", width, height); err != nil {
-			return fmt.Errorf("view: --size %q is not WIDTHxHEIGHT", *size)
+		var w, h int
+		if n, err := fmt.Sscanf(*size, "%dx%d", &w, &h); err != nil || n != 2 || fmt.Sprintf("%dx%d", w, h) != *size {
+			return fmt.Errorf("view: --size %q is not WIDTHxHEIGHT, e.g. 1280x800", *size)
 		}
+		if w <= 0 || h <= 0 {
+			return fmt.Errorf("view: --size %s: the width and the height must be at least 1", *size)
+		}
+		*width, *height = w, h
 	}
 	if *width < 200 || *height < 150 || *width > 8192 || *height > 8192 {
 		return fmt.Errorf("view: a size of %dx%d is not from 200x150 to 8192x8192", *width, *height)
@@ -48,14 +59,15 @@ func cmdView(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if !ok {
 		return fmt.Errorf("view: --show %q is not inspector, observation, history or conversation", *show)
 	}
-	if *shot == "" && (*sel != "" || *show != "") {
-		return errors.New("view: --select and --show go with --screenshot (in the window, click an agent; keys i, y, t and o open the panes)")
-	}
-	setup := func(g *render.Game) {
-		g.Pane = pane
+	// newGame is the viewer's game on a source, with the agent selected and
+	// the pane opened as asked.
+	newGame := func(src render.Source) *render.Game {
+		g := render.NewGame(src)
+		g.Pane = pane // the side pane is open at first
 		if *sel != "" {
 			g.Select(*sel)
 		}
+		return g
 	}
 	var (
 		src   render.Source
@@ -81,40 +93,40 @@ func cmdView(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if err != nil {
 			return err
 		}
+		if *sel != "" && !slices.ContainsFunc(rs.Frames[0].Agents, func(a ipc.FrameAgent) bool { return a.ID == *sel }) {
+			return fmt.Errorf("view: --select %q: the replay has no such agent", *sel)
+		}
 		switch {
-		case *at >= 0:
+		case atGiven:
 			rs.Seek(*at)
 		case *shot != "":
 			rs.Seek(rs.Ticks())
 		}
+		g := newGame(rs)
+		g.Model.Transcripts = render.TranscriptsBeside(files[0])
 		if *shot != "" {
-			if *sel != "" && !slices.ContainsFunc(rs.Frames[0].Agents, func(a ipc.FrameAgent) bool { return a.ID == *sel }) {
-				return fmt.Errorf("view: --select %q: the replay has no such agent", *sel)
-			}
 			rs.Control("pause", 0)
-			return screenshot(ctx, rs, *shot, *width, *height, setup)
+			return screenshot(ctx, g, *shot, *width, *height)
 		}
-		return showWindow(ctx, rs, title, *width, *height)
+		return showWindow(ctx, g, title, *width, *height)
 	default:
 		return errors.New("view: want one replay file (DIR/replay.jsonl) or --connect ADDRESS: one of the two")
 	}
-	if *at >= 0 {
+	if atGiven {
 		return errors.New("view: --at needs a replay (a live server cannot seek)")
 	}
 	if *shot != "" {
-		return screenshot(ctx, src, *shot, *width, *height, setup)
+		return screenshot(ctx, newGame(src), *shot, *width, *height)
 	}
-	return showWindow(ctx, src, title, *width, *height)
+	return showWindow(ctx, newGame(src), title, *width, *height)
 }
 
-// screenshot draws the source's first frame in a window and writes it to a
+// screenshot draws the game's first frame in a window and writes it to a
 // PNG file (what sdk/python's environments return from render(), and the
-// pictures in the docs); setup adjusts the game first (selection, pane).
-func screenshot(ctx context.Context, src render.Source, path string, width, height int, setup func(*render.Game)) error {
+// pictures in the docs).
+func screenshot(ctx context.Context, g *render.Game, path string, width, height int) error {
 	ebiten.SetWindowSize(width, height)
 	ebiten.SetWindowTitle("arena view: screenshot")
-	g := render.NewGame(src)
-	setup(g)
 	s := &shooter{window: window{Game: g, ctx: ctx}, path: path}
 	err := ebiten.RunGameWithOptions(s, &ebiten.RunGameOptions{InitUnfocused: true})
 	if err != nil && !errors.Is(err, ebiten.Termination) {
@@ -194,13 +206,13 @@ func openReplay(ctx context.Context, path string) (*render.ReplaySource, string,
 	return rs, fmt.Sprintf("arena view: %s seed %d (%s)", rep.Header.Scenario, rep.Header.Seed, path), nil
 }
 
-// showWindow runs the viewer window on a source until it is closed or ctx
-// is done. A variable, so that tests drive the source with no display.
-var showWindow = func(ctx context.Context, src render.Source, title string, width, height int) error {
+// showWindow runs the viewer window on a game until it is closed or ctx is
+// done. A variable, so that tests drive the game with no display.
+var showWindow = func(ctx context.Context, g *render.Game, title string, width, height int) error {
 	ebiten.SetWindowSize(width, height)
 	ebiten.SetWindowTitle(title)
 	ebiten.SetWindowResizingMode(ebiten.WindowResizingModeEnabled)
-	if err := ebiten.RunGame(&window{Game: render.NewGame(src), ctx: ctx}); err != nil && !errors.Is(err, ebiten.Termination) {
+	if err := ebiten.RunGame(&window{Game: g, ctx: ctx}); err != nil && !errors.Is(err, ebiten.Termination) {
 		return fmt.Errorf("view: %w", err)
 	}
 	if err := ctx.Err(); err != nil {
