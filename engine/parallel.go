@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 
@@ -76,6 +77,10 @@ func (p *pool) run(n int, fn func(k *world.Worker, i int), done func(lo, hi int)
 	var wg sync.WaitGroup
 	for _, k := range p.workers[:min(len(p.workers), chunks)] {
 		wg.Go(func() {
+			// The label lets CPU profiles tell workers' time from the tick
+			// goroutine's (go tool pprof -tagfocus tick=worker).
+			defer pprof.SetGoroutineLabels(context.Background())
+			pprof.SetGoroutineLabels(workerLabels)
 			for {
 				c := int(next.Add(1)) - 1
 				if c >= chunks {
@@ -98,6 +103,8 @@ func (p *pool) run(n int, fn func(k *world.Worker, i int), done func(lo, hi int)
 	}
 	wg.Wait()
 }
+
+var workerLabels = pprof.WithLabels(context.Background(), pprof.Labels("tick", "worker"))
 
 // concurrentController returns the agent's controller if it may decide on a
 // worker, or nil.
