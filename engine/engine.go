@@ -142,6 +142,7 @@ func (r *Runner) Run(ctx context.Context) (*Results, error) {
 		maxTicks = 1000
 	}
 	r.obs = make(map[string]*world.Observation, len(w.Agents()))
+	r.pool.obs = r.pool.obs[:0]
 	r.rng = w.Rand("decision_order")
 	reason := ""
 	for reason == "" {

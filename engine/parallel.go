@@ -43,6 +43,9 @@ type pool struct {
 	workers  []*world.Worker
 	finished chan int
 	prepared []bool // per agent: its decision was prepared by a worker
+	// obs holds every agent's observation (also in Runner.obs by id), by
+	// the agent's index.
+	obs []*world.Observation
 }
 
 // resize makes n workers for w, keeping those it has.
@@ -126,18 +129,22 @@ func (r *Runner) decideParallel(ctx context.Context, tick int) error {
 	r.decisions = append(r.decisions[:0], make([]world.Decision, n)...)
 	decisions := r.decisions
 	p.prepared = append(p.prepared[:0], make([]bool, n)...)
-	obs := r.obsList[:0]
-	for _, a := range agents {
-		if !a.Alive {
-			obs = append(obs, nil)
-			continue
-		}
+	for len(p.obs) < n {
+		a := agents[len(p.obs)]
 		o := r.obs[a.ID]
 		if o == nil {
 			o = &world.Observation{}
 			r.obs[a.ID] = o
 		}
-		obs = append(obs, o)
+		p.obs = append(p.obs, o)
+	}
+	obs := r.obsList[:0]
+	for i, a := range agents {
+		if a.Alive {
+			obs = append(obs, p.obs[i])
+		} else {
+			obs = append(obs, nil)
+		}
 	}
 	r.obsList = obs
 	g := r.Gatherer

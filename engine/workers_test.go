@@ -91,7 +91,8 @@ func TestWorkersObserveLikeTheTickGoroutine(t *testing.T) {
 			ctrls, err := eval.Controllers(sc, w)
 			require.NoError(t, err)
 			checked := 0
-			r := &engine.Runner{World: w, Controllers: ctrls, DecisionPeriod: sc.Limits.DecisionPeriod, MaxTicks: 40, Workers: 3,
+			var r *engine.Runner
+			r = &engine.Runner{World: w, Controllers: ctrls, DecisionPeriod: sc.Limits.DecisionPeriod, MaxTicks: 40, Workers: 3,
 				OnObserve: func(tick int, obs []*world.Observation) {
 					for i, a := range w.Agents() {
 						if obs[i] == nil {
@@ -100,14 +101,19 @@ func TestWorkersObserveLikeTheTickGoroutine(t *testing.T) {
 						// Observing marks the agent's event digest read, so
 						// the second observation has no events: compare the
 						// rest (the tick test covers the digest).
+						require.Same(t, obs[i], r.Observation(a.ID))
 						got, want := *obs[i], *w.Observe(a)
 						got.Events, want.Events = nil, nil
 						require.Equal(t, want, got, "tick %d agent %s", tick, a.ID)
 						checked++
 					}
 				}}
-			_, err = r.Run(context.Background())
-			require.NoError(t, err)
+			// A second run of the same runner builds its observations anew.
+			for range 2 {
+				r.MaxTicks = w.Tick() + 20
+				_, err = r.Run(context.Background())
+				require.NoError(t, err)
+			}
 			require.Positive(t, checked)
 		})
 	}
