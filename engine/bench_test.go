@@ -40,4 +40,3 @@ func benchWorldStep(b *testing.B, workers int) {
 	require.NoError(b, err)
 	b.ReportMetric(float64(b.N)*1000/b.Elapsed().Seconds(), "agent-steps/s")
 }
-
