@@ -27,15 +27,20 @@ func (w *World) NewWorker() *Worker { return &Worker{w: w} }
 // BeginObserve brings up to date, on the tick goroutine, everything that
 // ObserveInto would otherwise build on first use (the agents' spatial index,
 // the roster, the texts of bridged events), so that Workers only read shared
-// state. Call it after the world last changed and before Workers run.
+// state. Call it after the world last changed and before Workers run. It
+// changes nothing that observing a living agent would not.
 func (w *World) BeginObserve() {
 	w.refreshAgentIndex()
 	w.roster()
 	w.recipeViews()
 	w.variablesView()
 	b := &w.bridge
-	for len(b.seen) < len(w.agents) {
-		b.seen = append(b.seen, 0)
+	// The digests' length is in the state hash: grow it as the first
+	// observation would, and only when there will be one.
+	if len(w.rosterIDs) > 0 {
+		for len(b.seen) < len(w.agents) {
+			b.seen = append(b.seen, 0)
+		}
 	}
 	for k := range b.events {
 		if be := &b.events[k]; be.text == "" {
