@@ -133,7 +133,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	workers = min(workers, n)
 	if cfg.Workers <= 0 {
-		cfg.Workers = max(1, runtime.GOMAXPROCS(0)/workers)
+		cfg.Workers = max(1, runtime.GOMAXPROCS(0)/max(workers, 1)) // an empty shard has no episodes
 	}
 	results := make([]*engine.Results, n)
 	errs := make([]error, n)
