@@ -36,6 +36,16 @@ type Streamer interface {
 	Observed(tick, i int, obs *world.Observation)
 }
 
+// ConcurrentController is a Controller whose Decide may run on any goroutine
+// at the same time as other agents' controllers, because it reads only its
+// observation and its own state and draws any randomness from a stream of its
+// own. The runner then decides for such agents on its workers; the others
+// still decide one at a time on the tick goroutine, in agent order.
+type ConcurrentController interface {
+	Controller
+	DecidesConcurrently() bool
+}
+
 // Controllers is the Gatherer of in-process agents: each decides in turn.
 type Controllers map[string]Controller
 
@@ -79,7 +89,14 @@ type Runner struct {
 	// decisions are gathered: viewers keep the one they inspect. The
 	// observations are reused by the next decision point; copy what you keep.
 	OnObserve func(tick int, obs []*world.Observation)
+	// Workers is how many goroutines build observations, run concurrent
+	// controllers and plan paths at a decision point (0: GOMAXPROCS). The
+	// world's state is the same at every tick whatever their number:
+	// workers only read, and decisions are applied on the tick goroutine in
+	// the seeded order.
+	Workers int
 
+	pool      pool
 	obs       map[string]*world.Observation
 	obsList   []*world.Observation
 	order     []int
@@ -125,6 +142,7 @@ func (r *Runner) Run(ctx context.Context) (*Results, error) {
 		maxTicks = 1000
 	}
 	r.obs = make(map[string]*world.Observation, len(w.Agents()))
+	r.pool.obs = r.pool.obs[:0]
 	r.rng = w.Rand("decision_order")
 	reason := ""
 	for reason == "" {
@@ -176,7 +194,12 @@ func (r *Runner) step(ctx context.Context, period int) (TickRecord, error) {
 	w := r.World
 	tick := w.Tick()
 	rec := TickRecord{Tick: tick}
-	if tick%period == 0 {
+	if tick%period == 0 && r.workers() > 1 {
+		if err := r.decideParallel(ctx, tick); err != nil {
+			return rec, err
+		}
+		r.apply(tick, &rec)
+	} else if tick%period == 0 {
 		agents := w.Agents()
 		decisions := r.decisions[:0]
 		decisions = append(decisions, make([]world.Decision, len(agents))...)
@@ -210,24 +233,7 @@ func (r *Runner) step(ctx context.Context, period int) (TickRecord, error) {
 		if err := g.Gather(ctx, tick, obs, decisions); err != nil {
 			return rec, fmt.Errorf("gather decisions at tick %d: %w", tick, err)
 		}
-		// Apply in a seeded random order, so that no agent always wins a race
-		// for the same resource, and replays apply them the same way.
-		r.order = r.order[:0]
-		for i := range agents {
-			r.order = append(r.order, i)
-		}
-		r.rng.Shuffle(len(r.order), func(i, j int) { r.order[i], r.order[j] = r.order[j], r.order[i] })
-		for _, i := range r.order {
-			d := decisions[i]
-			if d.Tool == "" {
-				continue
-			}
-			res := r.Tools.Decide(w, agents[i].ID, tick, d)
-			if r.Journal != nil || r.OnTick != nil {
-				rec.Decisions = append(rec.Decisions, DecisionEntry{Agent: agents[i].ID, Tool: d.Tool, Params: d.Params,
-					Reasoning: d.Reasoning, TimedOut: d.TimedOut, Result: res})
-			}
-		}
+		r.apply(tick, &rec)
 	}
 	w.Step()
 	rec.Events = w.TakeEvents()
@@ -235,4 +241,27 @@ func (r *Runner) step(ctx context.Context, period int) (TickRecord, error) {
 		rec.Hash = world.FormatHash(w.StateHash())
 	}
 	return rec, nil
+}
+
+// apply applies the decision point's decisions in a seeded random order, so
+// that no agent always wins a race for the same resource, and replays apply
+// them the same way.
+func (r *Runner) apply(tick int, rec *TickRecord) {
+	w, agents, decisions := r.World, r.World.Agents(), r.decisions
+	r.order = r.order[:0]
+	for i := range agents {
+		r.order = append(r.order, i)
+	}
+	r.rng.Shuffle(len(r.order), func(i, j int) { r.order[i], r.order[j] = r.order[j], r.order[i] })
+	for _, i := range r.order {
+		d := decisions[i]
+		if d.Tool == "" {
+			continue
+		}
+		res := r.Tools.Decide(w, agents[i].ID, tick, d)
+		if r.Journal != nil || r.OnTick != nil {
+			rec.Decisions = append(rec.Decisions, DecisionEntry{Agent: agents[i].ID, Tool: d.Tool, Params: d.Params,
+				Reasoning: d.Reasoning, TimedOut: d.TimedOut, Result: res})
+		}
+	}
 }

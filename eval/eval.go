@@ -33,6 +33,10 @@ type Config struct {
 	// Shard, when set, runs only its share of the Episodes (see Shard).
 	Shard    Shard
 	Parallel int // worker goroutines [GOMAXPROCS]
+	// Workers is each episode's engine.Runner.Workers, the goroutines that
+	// build one tick's observations and plans [GOMAXPROCS divided by the
+	// episodes running at once, at least 1].
+	Workers int
 	// Recorder, when set, journals episodes and keeps their results. Run calls
 	// it from several goroutines at once when Parallel > 1.
 	Recorder engine.Recorder
@@ -91,7 +95,7 @@ func Episode(ctx context.Context, cfg Config, ep int, onTick func(*engine.TickRe
 			return nil, fmt.Errorf("episode %d: %w", ep, err)
 		}
 	}
-	r := &engine.Runner{World: w, Controllers: ctrls, DecisionPeriod: sc.Limits.DecisionPeriod,
+	r := &engine.Runner{World: w, Controllers: ctrls, DecisionPeriod: sc.Limits.DecisionPeriod, Workers: cfg.Workers,
 		MaxTicks: w.Objective().TimeLimit, Journal: j, OnTick: onTick}
 	if cfg.Watch != nil {
 		cfg.Watch(ctx, ep, r)
@@ -128,6 +132,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	workers = min(workers, n)
+	if cfg.Workers <= 0 {
+		cfg.Workers = max(1, runtime.GOMAXPROCS(0)/max(workers, 1)) // an empty shard has no episodes
+	}
 	results := make([]*engine.Results, n)
 	errs := make([]error, n)
 	next := make(chan int) // an index into eps

@@ -18,17 +18,19 @@ import (
 // TestEveryBuiltinScenarioPlaysTheSameOverIPC serves each built-in scenario
 // in lockstep on a Unix socket to SDK clients that each run the scenario's
 // built-in bot, and checks that the episode ends exactly as an in-process
-// run with the same seed: the same final state, the same results.
+// run with the same seed: the same final state, the same results. The
+// in-process run has one worker, the server four (its observations are
+// built on workers and streamed as they are ready).
 func TestEveryBuiltinScenarioPlaysTheSameOverIPC(t *testing.T) {
 	for _, name := range scenarios.Builtin() {
 		t.Run(name, func(t *testing.T) {
 			sc, err := scenarios.Load(name)
 			require.NoError(t, err)
 			const seed = 2
-			local, err := eval.Episode(context.Background(), eval.Config{Scenario: sc, Seed: seed, SecretSeed: seed + 100}, 1, nil)
+			local, err := eval.Episode(context.Background(), eval.Config{Scenario: sc, Seed: seed, SecretSeed: seed + 100, Workers: 1}, 1, nil)
 			require.NoError(t, err)
 
-			srv, err := server.New(server.Options{Scenario: sc, Seed: seed, SecretSeed: seed + 100, DecisionTimeout: 20 * time.Second})
+			srv, err := server.New(server.Options{Scenario: sc, Seed: seed, SecretSeed: seed + 100, DecisionTimeout: 20 * time.Second, Workers: 4})
 			require.NoError(t, err)
 			addr, l := listen(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

@@ -57,6 +57,9 @@ type Options struct {
 	// for local debugging only, as every hidden role is then public.
 	OpenSpectators bool
 	Ticks          int // replaces the scenario's time limit when positive
+	// Workers is the engine.Runner's Workers: the goroutines that build a
+	// tick's observations and plan paths [GOMAXPROCS].
+	Workers int
 	// Episodes is how many episodes to run, one after the other, each with
 	// the seed engine.EpisodeSeed derives from Seed [1].
 	Episodes int
@@ -385,7 +388,7 @@ func (s *Server) runEpisode(ctx context.Context) (*engine.Results, error) {
 	}
 	s.inEpisode = true
 	r := &engine.Runner{World: s.w, Tools: s.reg, Gatherer: s, DecisionPeriod: s.opt.Scenario.Limits.DecisionPeriod,
-		MaxTicks: s.w.Objective().TimeLimit, Journal: j, OnTick: func(rec *engine.TickRecord) {
+		Workers: s.opt.Workers, MaxTicks: s.w.Objective().TimeLimit, Journal: j, OnTick: func(rec *engine.TickRecord) {
 			s.events, s.decisions = rec.Events, rec.Decisions
 			s.observeTick(rec)
 			s.afterTick(ctx)

@@ -40,6 +40,11 @@ type Tool struct {
 	// toward a limit, or that answers in its own envelope (debate's
 	// context_search), uses it.
 	Invalid func(c *Call, err error) world.ActionResult
+	// Prepare, when set, does ahead of a decision, on a world.Worker's
+	// goroutine, read-only work that Handler then reuses (move_to plans its
+	// path): see Registry.Prepare. It must not change anything Handler's
+	// outcome depends on.
+	Prepare func(c *Call, k *world.Worker)
 }
 
 // Persistence classes a tool may declare.
@@ -244,6 +249,28 @@ func (r *Registry) Decide(w *world.World, agentID string, obsTick int, d world.D
 		w.RecordResult(a, res)
 	}
 	return res
+}
+
+// Prepare does ahead, on a world.Worker's goroutine, the read-only part of
+// applying an agent's decision (a path to plan) that the decision's tool can
+// do ahead, so that Decide, on the tick goroutine, has less to do; the
+// outcome of Decide is the same with or without it. Workers may prepare the
+// decisions of different agents at once, between BeginObserve and the first
+// Decide of the tick. Calls that would fail are left for Decide to answer.
+func (r *Registry) Prepare(k *world.Worker, w *world.World, agentID string, d world.Decision) {
+	t, ok := r.byName[d.Tool]
+	if !ok || t.Prepare == nil {
+		return
+	}
+	a := w.Agent(agentID)
+	if a == nil || !a.Alive {
+		return
+	}
+	clean, err := t.Parameters.Validate(d.Params)
+	if err != nil || t.Check != nil && t.Check(clean) != "" {
+		return
+	}
+	t.Prepare(&Call{World: w, Agent: a, Params: clean}, k)
 }
 
 // guard asks every tool guard about a call: the first refusal wins (refused

@@ -38,16 +38,9 @@ func Universal(r world.Rules) []Tool {
 			}),
 			Check: checkMoveTarget,
 			Handler: func(c *Call) world.ActionResult {
-				var t world.Vec3
-				if arr, ok := c.Params["target"].([]any); ok {
-					for i := range t {
-						t[i] = arr[i].(float64)
-					}
-				} else {
-					t = world.Vec3{c.Float("target_x", 0), c.Float("target_y", 0), c.Float("target_z", 0)}
-				}
-				return c.World.MoveTo(c.Agent, t, c.Float("speed", 1))
+				return c.World.MoveTo(c.Agent, moveTarget(c), c.Float("speed", 1))
 			},
+			Prepare: func(c *Call, k *world.Worker) { k.PlanMove(c.Agent, moveTarget(c)) },
 		},
 		{
 			Name:        "collect",
@@ -152,4 +145,16 @@ func checkMoveTarget(p map[string]any) string {
 		return "target_x and target_z are both required (target_y is optional)"
 	}
 	return "a target is required: target [x, y, z] or target_x/target_y/target_z"
+}
+
+// moveTarget is a validated move_to call's target.
+func moveTarget(c *Call) world.Vec3 {
+	if arr, ok := c.Params["target"].([]any); ok {
+		var t world.Vec3
+		for i := range t {
+			t[i] = arr[i].(float64)
+		}
+		return t
+	}
+	return world.Vec3{c.Float("target_x", 0), c.Float("target_y", 0), c.Float("target_z", 0)}
 }

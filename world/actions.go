@@ -45,10 +45,7 @@ func (w *World) MoveTo(a *Agent, target Vec3, speedMul float64) ActionResult {
 	}
 	capped := speedMul > w.rules.MaxSpeedMultiplier
 	speedMul = math.Min(speedMul, w.rules.MaxSpeedMultiplier)
-	// Agents keep their body inside the world: a target on the very edge means
-	// "as far as you can go", the first walkable cell from the edge.
-	m := (math.Ceil(w.rules.AgentRadius/w.cellSize-1e-9) + 0.5) * w.cellSize
-	target = w.ground(clamp(target[0], w.bounds.MinX+m, w.bounds.MaxX-m), clamp(target[2], w.bounds.MinZ+m, w.bounds.MaxZ-m))
+	target = w.moveTarget(target)
 	if GroundDist(a.Pos, target) <= w.rules.ArrivalTolerance {
 		w.cancelAction(a)
 		a.status = ActionStatus{Tool: tool, Status: "arrived", Target: &target}
@@ -59,7 +56,13 @@ func (w *World) MoveTo(a *Agent, target Vec3, speedMul float64) ActionResult {
 		// Same target, same speed: keep walking the path already planned.
 		return OK(tool, map[string]any{"status": "moving", "unchanged": true, "target": roundVec(target)})
 	}
-	path, err := w.planPath(a.Pos, target)
+	var path []Vec3
+	var err error
+	if pl, ok := a.plan.take(w.tick, a.Pos, target); ok {
+		path, err = pl.path, pl.err // planned ahead by a Worker
+	} else {
+		path, err = w.planPath(w.planner, a.Pos, target)
+	}
 	if err != nil {
 		return w.noPathResult(tool, target, err)
 	}
@@ -82,6 +85,14 @@ func (w *World) MoveTo(a *Agent, target Vec3, speedMul float64) ActionResult {
 		data["speed_capped_at"] = w.rules.MaxSpeedMultiplier
 	}
 	return OK(tool, data)
+}
+
+// moveTarget is where a move_to target leads. Agents keep their body inside
+// the world: a target on the very edge means "as far as you can go", the first
+// walkable cell from the edge.
+func (w *World) moveTarget(target Vec3) Vec3 {
+	m := (math.Ceil(w.rules.AgentRadius/w.cellSize-1e-9) + 0.5) * w.cellSize
+	return w.ground(clamp(target[0], w.bounds.MinX+m, w.bounds.MaxX-m), clamp(target[2], w.bounds.MinZ+m, w.bounds.MaxZ-m))
 }
 
 // Collect picks up a resource within collection range.

@@ -153,6 +153,7 @@ type Agent struct {
 	inventoryDetails *InventoryDetails
 	inHazards        []int
 	nearObstacles    nearCache
+	plan             plannedPath // a path a Worker planned ahead for MoveTo
 }
 
 // InventoryCount is the number of items the agent carries.

@@ -339,8 +339,16 @@ func (w *World) Observe(a *Agent) *Observation {
 
 // ObserveInto fills obs for an agent, reusing obs's slices and maps. Everything
 // it shows is what that agent may know: entities within its perception radius
-// and line of sight, its own inventory, messages and results.
+// and line of sight, its own inventory, messages and results. Call it on the
+// tick goroutine; Worker.ObserveInto builds observations on others.
 func (w *World) ObserveInto(a *Agent, obs *Observation) {
+	w.observeInto(a, obs, &w.cands, true)
+}
+
+// observeInto builds the observation with cands as the viewer's scratch. With
+// components false it leaves out what reads the components (their sections,
+// objective progress and score): FinishObserve adds those.
+func (w *World) observeInto(a *Agent, obs *Observation, cands *[]cand, components bool) {
 	obs.Tick = w.tick
 	obs.AgentID = a.ID
 	obs.Team = a.Team
@@ -371,7 +379,7 @@ func (w *World) ObserveInto(a *Agent, obs *Observation) {
 	obs.CapturePoints = obs.CapturePoints[:0]
 	obs.Teammates = obs.Teammates[:0]
 	if a.Alive {
-		v := viewer{w: w, self: a, radius: w.rules.PerceptionRadius, sight: true, cands: w.cands[:0]}
+		v := viewer{w: w, self: a, radius: w.rules.PerceptionRadius, sight: true, cands: (*cands)[:0]}
 		obs.NearbyResources = v.resources(obs.NearbyResources)
 		obs.NearbyStations = v.stations(obs.NearbyStations)
 		obs.NearbyHazards = v.hazards(obs.NearbyHazards)
@@ -381,7 +389,7 @@ func (w *World) ObserveInto(a *Agent, obs *Observation) {
 		all := viewer{w: w, self: a, radius: math.Inf(1)}
 		obs.CapturePoints = all.capturePoints(obs.CapturePoints)
 		obs.Teammates = v.teammates(obs.Teammates)
-		w.cands = v.cands
+		*cands = v.cands
 	}
 	if w.capture != nil && a.Alive {
 		if obs.TeamScores == nil {
@@ -407,6 +415,20 @@ func (w *World) ObserveInto(a *Agent, obs *Observation) {
 	obs.QueryResult = a.queryResult
 	obs.InventoryDetails = a.inventoryDetails
 	obs.Objective = &w.objectiveView
+	obs.Events = w.digestInto(a, obs.Events)
+	if len(obs.Events) == 0 {
+		obs.Events = nil
+	}
+	obs.Variables, obs.VariablesText = w.variablesView()
+	if components {
+		w.FinishObserve(a, obs)
+	}
+}
+
+// FinishObserve adds to an observation that a Worker built what reads the
+// world's components: their sections, objective progress and score. Call it
+// on the tick goroutine, after the Worker's ObserveInto.
+func (w *World) FinishObserve(a *Agent, obs *Observation) {
 	if obs.CurrentProgress == nil {
 		obs.CurrentProgress = make(map[string]float64, len(w.objective.SuccessMetrics))
 	} else {
@@ -428,11 +450,6 @@ func (w *World) ObserveInto(a *Agent, obs *Observation) {
 	} else {
 		obs.Components = nil
 	}
-	obs.Events = w.digestInto(a, obs.Events)
-	if len(obs.Events) == 0 {
-		obs.Events = nil
-	}
-	obs.Variables, obs.VariablesText = w.variablesView()
 }
 
 // Roster returns the ids of the living agents in scenario order: every

@@ -165,8 +165,8 @@ func (w *World) inHazard(x, z float64) bool {
 }
 
 // planPath finds a smoothed route in world coordinates from an agent's position.
-func (w *World) planPath(from, to Vec3) ([]Vec3, error) {
-	pts, err := w.planner.FindPath(w.navPoint(from[0], from[2]), w.navPoint(to[0], to[2]))
+func (w *World) planPath(planner *nav.Planner, from, to Vec3) ([]Vec3, error) {
+	pts, err := planner.FindPath(w.navPoint(from[0], from[2]), w.navPoint(to[0], to[2]))
 	if err != nil {
 		return nil, err
 	}
@@ -301,7 +301,7 @@ func (w *World) checkProgress(a *Agent, blocker string) {
 		return
 	}
 	if !a.action.replanned {
-		if path, err := w.planPath(a.Pos, a.action.target); err == nil {
+		if path, err := w.planPath(w.planner, a.Pos, a.action.target); err == nil {
 			a.action.path = path
 			a.action.replanned = true
 			a.action.checkPos, a.action.checkTick = a.Pos, w.tick

@@ -2,14 +2,17 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
+	"runtime"
 	"time"
 
 	"github.com/arena-sim/arena/engine"
 	"github.com/arena-sim/arena/internal/benchworld"
 	"github.com/arena-sim/arena/internal/ipcbench"
+	"github.com/arena-sim/arena/world"
 )
 
 func cmdBench(ctx context.Context, args []string, stdout io.Writer) error {
@@ -18,6 +21,8 @@ func cmdBench(ctx context.Context, args []string, stdout io.Writer) error {
 	size := fs.Float64("size", 256, "side of the square world in units")
 	ticks := fs.Int("ticks", 300, "ticks to run")
 	seed := fs.Uint64("seed", 1, "seed of the generated world")
+	workers := fs.Int("workers", 0, "goroutines that build each tick's observations and plan paths (default: the number of CPUs)")
+	asJSON := fs.Bool("json", false, "print one JSON object instead of text")
 	ipcMode := fs.Bool("ipc", false, "measure lockstep over a Unix socket instead: a server with --agents client slots (100 unless given) against in-process clients for --ticks ticks, and a bare echo of frames of the same sizes")
 	soak := fs.Duration("soak", 0, "soak the realtime server instead: --agents clients (1000 unless given) over a Unix socket at --tick-rate for this long, with random disconnects; prints tick intervals, memory over time and decisions")
 	tickRate := fs.Float64("tick-rate", 10, "--soak: ticks per second")
@@ -25,7 +30,7 @@ func cmdBench(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if err := checkFlags(fs, 0, "agents", "size", "ticks", "tick-rate"); err != nil {
+	if err := checkFlags(fs, 0, "agents", "size", "ticks", "tick-rate", "workers"); err != nil {
 		return err
 	}
 	if *soak > 0 {
@@ -38,30 +43,105 @@ func cmdBench(ctx context.Context, args []string, stdout io.Writer) error {
 				n = *agents
 			}
 		})
-		return benchIPC(ctx, stdout, n, *ticks, *seed)
+		return benchIPC(ctx, stdout, n, *ticks, *seed, *asJSON)
 	}
-	start := time.Now()
-	w, ctrls, err := benchworld.New(benchworld.Options{Seed: *seed, Agents: *agents, Size: *size})
+	r, err := benchWorld(ctx, benchworld.Options{Seed: *seed, Agents: *agents, Size: *size}, *ticks, *workers)
 	if err != nil {
 		return err
+	}
+	if *asJSON {
+		return writeJSON(stdout, r)
+	}
+	ran := fmt.Sprintf("%d ticks", r.Ticks)
+	if r.Ticks < *ticks && r.EndReason == "completed" {
+		// The generated world's objective (10 resources each) can be met early.
+		ran = fmt.Sprintf("%d of %d ticks (every agent met the objective at tick %d, which ended the run)", r.Ticks, *ticks, r.Ticks)
+	}
+	fmt.Fprintf(stdout, "world %gx%g, %d agents, %d workers, %s: build %s, run %s\n", r.Size, r.Size, r.Agents, r.Workers, ran,
+		time.Duration(r.BuildNS).Round(time.Millisecond), time.Duration(r.RunNS).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "%.0f ticks/s, %.0f agent-steps/s (observations and built-in decisions included), %.0f ns and %.2f allocations per agent-step\n",
+		float64(r.Ticks)/(float64(r.RunNS)/1e9), r.AgentStepsPerSec, r.NSPerAgentStep, r.AllocsPerAgentStep)
+	fmt.Fprintf(stdout, "live heap per agent after GC: %.0f B (%.0f B at tick %d); state hash %s\n",
+		r.LiveHeapPerAgent, r.LiveHeapPerAgentEarly, r.EarlyTick, r.StateHash)
+	return nil
+}
+
+// worldBench is what `arena bench` measures of the bench world; `--json`
+// prints it as it is.
+type worldBench struct {
+	Agents             int     `json:"agents"`
+	Size               float64 `json:"size"`
+	Workers            int     `json:"workers"`
+	Ticks              int     `json:"ticks"`
+	BuildNS            int64   `json:"build_ns"`
+	RunNS              int64   `json:"run_ns"`
+	AgentStepsPerSec   float64 `json:"agent_steps_per_sec"`
+	NSPerAgentStep     float64 `json:"ns_per_agent_step"`
+	AllocsPerAgentStep float64 `json:"allocs_per_agent_step"`
+	BytesPerAgentStep  float64 `json:"bytes_per_agent_step"`
+	// LiveHeapPerAgent is the live heap after a GC at the end, less the live
+	// heap before the world was built, per agent; LiveHeapPerAgentEarly is
+	// the same at EarlyTick (a tenth of the run): growth is the difference.
+	LiveHeapPerAgent      float64 `json:"live_heap_bytes_per_agent"`
+	LiveHeapPerAgentEarly float64 `json:"live_heap_bytes_per_agent_early"`
+	EarlyTick             int     `json:"early_tick"`
+	StateHash             string  `json:"state_hash"`
+	// EndReason is why the run ended: "time_limit" after the ticks asked
+	// for, or "completed" when every agent met the objective before.
+	EndReason string `json:"end_reason"`
+}
+
+// benchWorld builds the bench world and runs its foragers for ticks ticks.
+func benchWorld(ctx context.Context, opt benchworld.Options, ticks, workers int) (*worldBench, error) {
+	liveHeap := func() uint64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	base := liveHeap()
+	start := time.Now()
+	w, ctrls, err := benchworld.New(opt)
+	if err != nil {
+		return nil, err
 	}
 	build := time.Since(start)
-	r := &engine.Runner{World: w, Controllers: ctrls, MaxTicks: *ticks}
+	r := &engine.Runner{World: w, Controllers: ctrls, MaxTicks: ticks, Workers: workers}
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	n := float64(len(w.Agents()))
+	perAgent := func(heap uint64) float64 { return (float64(heap) - float64(base)) / n }
+	res := &worldBench{Agents: len(w.Agents()), Size: opt.Size, Workers: workers, BuildNS: build.Nanoseconds(), EarlyTick: max(ticks/10, 1)}
+	// The early sample stops the clock for its GC.
+	var paused time.Duration
+	r.OnTick = func(rec *engine.TickRecord) {
+		if rec.Tick+1 == res.EarlyTick {
+			t := time.Now()
+			res.LiveHeapPerAgentEarly = perAgent(liveHeap())
+			paused += time.Since(t)
+		}
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
 	start = time.Now()
-	res, err := r.Run(ctx)
+	out, err := r.Run(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	el := time.Since(start)
-	steps := float64(res.Ticks) * float64(*agents)
-	ran := fmt.Sprintf("%d ticks", res.Ticks)
-	if res.Ticks < *ticks && res.EndReason == "completed" {
-		// The generated world's objective (10 resources each) can be met early.
-		ran = fmt.Sprintf("%d of %d ticks (every agent met the objective at tick %d, which ended the run)", res.Ticks, *ticks, res.Ticks)
-	}
-	fmt.Fprintf(stdout, "world %gx%g, %d agents, %s: build %s, run %s\n", *size, *size, *agents, ran, build.Round(time.Millisecond), el.Round(time.Millisecond))
-	fmt.Fprintf(stdout, "%.0f ticks/s, %.0f agent-steps/s (observations and built-in decisions included)\n", float64(res.Ticks)/el.Seconds(), steps/el.Seconds())
-	return nil
+	el := time.Since(start) - paused
+	runtime.ReadMemStats(&after)
+	steps := float64(out.Ticks) * n
+	res.Ticks, res.RunNS, res.EndReason = out.Ticks, el.Nanoseconds(), out.EndReason
+	res.AgentStepsPerSec = steps / el.Seconds()
+	res.NSPerAgentStep = float64(el.Nanoseconds()) / steps
+	// The early sample's GC allocates almost nothing; ReadMemStats nothing.
+	res.AllocsPerAgentStep = float64(after.Mallocs-before.Mallocs) / steps
+	res.BytesPerAgentStep = float64(after.TotalAlloc-before.TotalAlloc) / steps
+	res.LiveHeapPerAgent = perAgent(liveHeap())
+	res.StateHash = world.FormatHash(w.StateHash())
+	runtime.KeepAlive(r) // its observations and workers count as live
+	return res, nil
 }
 
 // benchSoak runs ipcbench.Soak and prints what it measured.
@@ -90,13 +170,24 @@ func benchSoak(ctx context.Context, stdout io.Writer, opt ipcbench.SoakOptions) 
 
 // benchIPC runs the lockstep benchmark of `go test -bench Lockstep100
 // ./server/` (internal/ipcbench) once and prints its figures.
-func benchIPC(ctx context.Context, stdout io.Writer, agents, ticks int, seed uint64) error {
+func benchIPC(ctx context.Context, stdout io.Writer, agents, ticks int, seed uint64, asJSON bool) error {
 	r, err := ipcbench.Run(ctx, ipcbench.Options{Agents: agents, Rounds: ticks, Seed: seed})
 	if err != nil {
 		return err
 	}
 	l, e := r.Lockstep, r.Echo
 	p50, p99 := r.Ratios()
+	if asJSON {
+		return writeJSON(stdout, map[string]any{
+			"agents": agents, "ticks": ticks,
+			"decisions_per_sec": l.DecisionsPerSec, "echo_decisions_per_sec": e.DecisionsPerSec,
+			"rtt_ratio_p50": p50, "rtt_ratio_p99": p99,
+			"rtt_p50_ns": l.RTTP50.Nanoseconds(), "rtt_p99_ns": l.RTTP99.Nanoseconds(),
+			"echo_rtt_p50_ns": e.RTTP50.Nanoseconds(), "echo_rtt_p99_ns": e.RTTP99.Nanoseconds(),
+			"cpu_ns_per_decision": l.CPUPerDecision.Nanoseconds(), "echo_cpu_ns_per_decision": e.CPUPerDecision.Nanoseconds(),
+			"observation_bytes": l.ObsBytes, "decision_bytes": l.DecisionBytes,
+		})
+	}
 	fmt.Fprintf(stdout, "lockstep over a Unix socket, %d clients, %d ticks: observations %.0f B, decisions %.0f B\n", agents, ticks, l.ObsBytes, l.DecisionBytes)
 	fmt.Fprintf(stdout, "server:    %6.0f decisions/s, round trip p50 %s p99 %s, %.1f µs CPU per decision\n",
 		l.DecisionsPerSec, l.RTTP50.Round(time.Microsecond), l.RTTP99.Round(time.Microsecond), float64(l.CPUPerDecision.Nanoseconds())/1000)
@@ -104,4 +195,14 @@ func benchIPC(ctx context.Context, stdout io.Writer, agents, ticks int, seed uin
 		e.DecisionsPerSec, e.RTTP50.Round(time.Microsecond), e.RTTP99.Round(time.Microsecond), float64(e.CPUPerDecision.Nanoseconds())/1000)
 	fmt.Fprintf(stdout, "server / echo: decisions/s %.2f; round trip p50 %.2f, p99 %.2f\n", r.DecisionsRatio, p50, p99)
 	return nil
+}
+
+// writeJSON prints v as one line of JSON.
+func writeJSON(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode bench results: %w", err)
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
 }

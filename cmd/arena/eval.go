@@ -27,6 +27,7 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	seed := fs.Uint64("seed", 1, "the run's seed; episode k uses a seed derived from it (episode 1 uses it as is)")
 	parallel := fs.Int("parallel", 0, "episodes run at once, each with its own world (default: the number of CPUs)")
 	agents := fs.Int("agents", 0, "number of agents (default: the scenario's)")
+	workers := fs.Int("workers", 0, "goroutines that build each episode's observations and plan paths (default: the number of CPUs divided by --parallel, at least 1); results are the same for any number")
 	ticks := fs.Int("ticks", 0, "end each episode after this many ticks, replacing the scenario's time limit")
 	out := fs.String("out", "", "output folder (default runs/eval-SCENARIO-seedS)")
 	replays := fs.Bool("replays", false, "also write every episode's replay and results into DIR/episode-NNNN")
@@ -74,7 +75,7 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create output folder: %w", err)
 	}
-	cfg := eval.Config{Scenario: sc, Seed: *seed, Agents: *agents, Ticks: *ticks, Episodes: *episodes, Shard: shard, Parallel: *parallel}
+	cfg := eval.Config{Scenario: sc, Seed: *seed, Agents: *agents, Ticks: *ticks, Episodes: *episodes, Shard: shard, Parallel: *parallel, Workers: *workers}
 	if len(points) > 0 {
 		err = sweep(ctx, cfg, points, dir, *replays, *quiet, stdout, stderr)
 	} else {

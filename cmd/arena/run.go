@@ -23,6 +23,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	seed := fs.Uint64("seed", 1, "seed of the world and the built-in agents (episode k > 1 uses a seed derived from it)")
 	ticks := fs.Int("ticks", 0, "end each episode after this many ticks, replacing the scenario's time limit")
 	episodes := fs.Int("episodes", 1, "episodes to run one after the other")
+	workers := fs.Int("workers", 0, "goroutines that build each tick's observations and plan paths (default: the number of CPUs); the world is the same for any number")
 	out := fs.String("out", "", "output folder for results.json and replay.jsonl (default runs/SCENARIO-seedS)")
 	quiet := fs.Bool("quiet", false, "print only the results table")
 	view := fs.Bool("view", false, "show the run in the viewer as it plays, at the scenario's tick rate (needs a display)")
@@ -44,7 +45,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	dir := outDir(*out, sc, *seed)
 	rec := &folder{dir: dir, episodes: *episodes, sc: sc, replays: true}
-	cfg := eval.Config{Scenario: sc, Seed: *seed, Agents: *agents, Ticks: *ticks, Episodes: *episodes, Recorder: rec}
+	cfg := eval.Config{Scenario: sc, Seed: *seed, Agents: *agents, Ticks: *ticks, Episodes: *episodes, Workers: *workers, Recorder: rec}
 	who := sc.Agents.Bot
 	if *agentKind == "llm" {
 		cfg.Controllers = lf.controllers(dir)

@@ -43,6 +43,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	spectators := fs.String("spectators", "token", "token: spectators need a token (the tokens file's \"spectator\" entry, else a fresh one printed here and written to DIR/spectator.token); open: anyone may watch, every secret included (local debugging only)")
 	ticks := fs.Int("ticks", 0, "end each episode after this many ticks, replacing the scenario's time limit")
 	episodes := fs.Int("episodes", 1, "episodes to run one after the other; sessions stay connected between them")
+	workers := fs.Int("workers", 0, "goroutines that build each tick's observations and plan paths (default: the number of CPUs); the world is the same for any number")
 	out := fs.String("out", "", "output folder for results.json and replay.jsonl (default runs/SCENARIO-seedS)")
 	startAfter := fs.Duration("start-after", 0, "start even if not every slot is connected after this long (default: wait)")
 	timeout := fs.Duration("decision-timeout", 5*time.Second, "lockstep: how long to wait for each decision")
@@ -110,7 +111,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	opt := server.Options{Scenario: sc, Seed: *seed, SecretSeed: *secretSeed, OpenSpectators: *spectators == "open", Agents: *agents, Bots: *botCount, Mode: *mode,
 		TickRate: *tickRate, DecisionTimeout: *timeout, StartAfter: *startAfter, Tokens: tok, Ticks: *ticks,
-		Episodes: *episodes, Recorder: rec, Log: logger, Metrics: server.NewMetrics(), MaxConns: *maxConns, MaxUnauthenticated: *maxUnauth,
+		Episodes: *episodes, Workers: *workers, Recorder: rec, Log: logger, Metrics: server.NewMetrics(), MaxConns: *maxConns, MaxUnauthenticated: *maxUnauth,
 		Conn: ipc.ConnOptions{HelloTimeout: *helloTimeout, PingInterval: *pingInterval, PongWait: *pongWait}}
 	if *agentKind == "llm" {
 		var stop context.CancelCauseFunc

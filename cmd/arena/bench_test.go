@@ -1,0 +1,32 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestBenchJSON runs a small bench world on one worker and on three: one JSON
+// object each, with every figure, and the same final state hash.
+func TestBenchJSON(t *testing.T) {
+	hashes := map[string]bool{}
+	for _, workers := range []string{"1", "3"} {
+		out, _, err := arena(t, "bench", "--agents", "40", "--size", "48", "--ticks", "30", "--workers", workers, "--json")
+		require.NoError(t, err)
+		var r map[string]any
+		require.NoError(t, json.Unmarshal([]byte(out), &r), out)
+		for _, k := range []string{"agents", "size", "workers", "ticks", "agent_steps_per_sec", "ns_per_agent_step",
+			"allocs_per_agent_step", "live_heap_bytes_per_agent", "state_hash"} {
+			require.Contains(t, r, k)
+		}
+		require.EqualValues(t, 40, r["agents"])
+		require.EqualValues(t, 30, r["ticks"])
+		require.Equal(t, workers, fmt.Sprint(r["workers"]))
+		require.Positive(t, r["agent_steps_per_sec"])
+		require.Positive(t, r["live_heap_bytes_per_agent"])
+		hashes[r["state_hash"].(string)] = true
+	}
+	require.Len(t, hashes, 1, "one state hash for 1 and 3 workers")
+}

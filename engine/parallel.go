@@ -1,0 +1,225 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"runtime/pprof"
+	"sync"
+	"sync/atomic"
+
+	"github.com/arena-sim/arena/world"
+)
+
+// A decision point on several workers (Runner.Workers > 1):
+//
+//  1. the tick goroutine brings the world's lazy indexes up to date
+//     (world.BeginObserve);
+//  2. workers build observations in chunks of agents; where nothing else has
+//     to see the observations first, they also run the agents' concurrent
+//     controllers and plan ahead the paths of their move_to decisions
+//     (tools.Registry.Prepare);
+//  3. the tick goroutine finishes each chunk as it completes (component
+//     sections, streaming to a Gatherer), then gathers the other decisions,
+//     and workers plan ahead the paths those need;
+//  4. the tick goroutine applies every decision in the seeded order.
+//
+// Workers only read the world, each with its own scratch (world.Worker), and
+// what they plan ahead is used only while still exactly what the tick
+// goroutine would compute, so the state hash is the same for any number of
+// workers.
+
+// workers is the number of workers in effect.
+func (r *Runner) workers() int {
+	if r.Workers > 0 {
+		return r.Workers
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// pool holds one world.Worker per worker goroutine.
+type pool struct {
+	world    *world.World
+	workers  []*world.Worker
+	finished chan int
+	prepared []bool // per agent: its decision was prepared by a worker
+	// obs holds every agent's observation (also in Runner.obs by id), by
+	// the agent's index.
+	obs []*world.Observation
+}
+
+// resize makes n workers for w, keeping those it has.
+func (p *pool) resize(w *world.World, n int) {
+	if p.world != w {
+		*p = pool{world: w}
+	}
+	for len(p.workers) < n {
+		p.workers = append(p.workers, w.NewWorker())
+	}
+	p.workers = p.workers[:n]
+}
+
+// maxChunk is the largest number of agents a worker takes at once; chunks are
+// smaller when there are few agents, so that every worker gets some.
+const maxChunk = 16
+
+// run calls fn(k, i) for every i in [0, n) on the workers, k being the
+// calling worker's world.Worker, and, when done is not nil, done(lo, hi) on
+// the calling goroutine for each chunk [lo, hi) as it completes. It returns
+// once every call has returned.
+func (p *pool) run(n int, fn func(k *world.Worker, i int), done func(lo, hi int)) {
+	if n == 0 {
+		return
+	}
+	chunk := max(1, min(maxChunk, n/(4*len(p.workers))))
+	chunks := (n + chunk - 1) / chunk
+	if done != nil && cap(p.finished) < chunks {
+		p.finished = make(chan int, chunks)
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for _, k := range p.workers[:min(len(p.workers), chunks)] {
+		wg.Go(func() {
+			// The label lets CPU profiles tell workers' time from the tick
+			// goroutine's (go tool pprof -tagfocus tick=worker).
+			defer pprof.SetGoroutineLabels(context.Background())
+			pprof.SetGoroutineLabels(workerLabels)
+			for {
+				c := int(next.Add(1)) - 1
+				if c >= chunks {
+					return
+				}
+				for i := c * chunk; i < min(n, (c+1)*chunk); i++ {
+					fn(k, i)
+				}
+				if done != nil {
+					p.finished <- c
+				}
+			}
+		})
+	}
+	if done != nil {
+		for range chunks {
+			c := <-p.finished
+			done(c*chunk, min(n, (c+1)*chunk))
+		}
+	}
+	wg.Wait()
+}
+
+var workerLabels = pprof.WithLabels(context.Background(), pprof.Labels("tick", "worker"))
+
+// concurrentController returns the agent's controller if it may decide on a
+// worker, or nil.
+func (r *Runner) concurrentController(id string) Controller {
+	if c, ok := r.Controllers[id].(ConcurrentController); ok && c.DecidesConcurrently() {
+		return c
+	}
+	return nil
+}
+
+// decideParallel fills r.obsList and r.decisions for this decision point
+// using the workers (see the top of this file).
+func (r *Runner) decideParallel(ctx context.Context, tick int) error {
+	w := r.World
+	agents := w.Agents()
+	p := &r.pool
+	p.resize(w, r.workers())
+	n := len(agents)
+	r.decisions = append(r.decisions[:0], make([]world.Decision, n)...)
+	decisions := r.decisions
+	p.prepared = append(p.prepared[:0], make([]bool, n)...)
+	for len(p.obs) < n {
+		a := agents[len(p.obs)]
+		o := r.obs[a.ID]
+		if o == nil {
+			o = &world.Observation{}
+			r.obs[a.ID] = o
+		}
+		p.obs = append(p.obs, o)
+	}
+	obs := r.obsList[:0]
+	for i, a := range agents {
+		if a.Alive {
+			obs = append(obs, p.obs[i])
+		} else {
+			obs = append(obs, nil)
+		}
+	}
+	r.obsList = obs
+	g := r.Gatherer
+	stream, _ := g.(Streamer)
+	whole := w.ObservesWhole()
+	// Controllers may decide right after their observation is built unless
+	// something must see or complete every observation first.
+	early := g == nil && whole && r.OnObserve == nil
+	decide := func(k *world.Worker, i int) {
+		if c := r.concurrentController(agents[i].ID); c != nil {
+			decisions[i] = c.Decide(ctx, obs[i])
+			r.Tools.Prepare(k, w, agents[i].ID, decisions[i])
+			p.prepared[i] = true
+		}
+	}
+	w.BeginObserve()
+	var done func(lo, hi int)
+	if !whole || stream != nil {
+		done = func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				if obs[i] == nil {
+					continue
+				}
+				if !whole {
+					w.FinishObserve(agents[i], obs[i])
+				}
+				if stream != nil {
+					stream.Observed(tick, i, obs[i])
+				}
+			}
+		}
+	}
+	p.run(n, func(k *world.Worker, i int) {
+		if obs[i] == nil {
+			return
+		}
+		k.ObserveInto(agents[i], obs[i])
+		if early {
+			decide(k, i)
+		}
+	}, done)
+	if r.OnObserve != nil {
+		r.OnObserve(tick, obs)
+	}
+	if g != nil {
+		if err := g.Gather(ctx, tick, obs, decisions); err != nil {
+			return fmt.Errorf("gather decisions at tick %d: %w", tick, err)
+		}
+	} else {
+		if !early {
+			p.run(n, func(k *world.Worker, i int) {
+				if obs[i] != nil {
+					decide(k, i)
+				}
+			}, nil)
+		}
+		for i, o := range obs {
+			if o == nil || p.prepared[i] {
+				continue
+			}
+			if c := r.Controllers[agents[i].ID]; c != nil {
+				decisions[i] = c.Decide(ctx, o)
+			}
+		}
+	}
+	// Plan ahead for the decisions the workers have not seen yet.
+	for i, d := range decisions {
+		if d.Tool != "" && !p.prepared[i] {
+			p.run(n-i, func(k *world.Worker, j int) {
+				if d := decisions[i+j]; d.Tool != "" && !p.prepared[i+j] {
+					r.Tools.Prepare(k, w, agents[i+j].ID, d)
+				}
+			}, nil)
+			break
+		}
+	}
+	return nil
+}

@@ -1,0 +1,120 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/arena-sim/arena/engine"
+	"github.com/arena-sim/arena/eval"
+	"github.com/arena-sim/arena/internal/benchworld"
+	"github.com/arena-sim/arena/scenarios"
+	"github.com/arena-sim/arena/world"
+	"github.com/stretchr/testify/require"
+)
+
+// playTicks runs a runner for its MaxTicks and returns, per tick, the state
+// hash and the tick's decisions with their results.
+func playTicks(t *testing.T, r *engine.Runner) (hashes, records []string) {
+	t.Helper()
+	r.Record = true
+	r.OnTick = func(rec *engine.TickRecord) {
+		hashes = append(hashes, rec.Hash)
+		b, err := json.Marshal(rec.Decisions)
+		require.NoError(t, err)
+		records = append(records, string(b))
+	}
+	_, err := r.Run(context.Background())
+	require.NoError(t, err)
+	return hashes, records
+}
+
+// requireSameTicks compares two runs tick by tick and names the first tick
+// that differs.
+func requireSameTicks(t *testing.T, h1, r1, h2, r2 []string) {
+	t.Helper()
+	require.NotEmpty(t, h1)
+	require.Equal(t, len(h1), len(h2), "ticks played")
+	for i := range h1 {
+		require.Equal(t, r1[i], r2[i], "decisions and results of tick %d", i)
+		require.Equal(t, h1[i], h2[i], "state hash after tick %d", i)
+	}
+}
+
+// TestWorkersKeepHashes plays every built-in scenario with its built-in bots
+// on one worker and on four (more than the cores, to shake out races; run it
+// with -race too): the state hash, the decisions and their results must be
+// the same at every tick.
+func TestWorkersKeepHashes(t *testing.T) {
+	for _, name := range scenarios.Builtin() {
+		t.Run(name, func(t *testing.T) {
+			play := func(workers int) ([]string, []string) {
+				sc, err := scenarios.Load(name)
+				require.NoError(t, err)
+				w, err := sc.NewWorld(scenarios.Options{Seed: 11})
+				require.NoError(t, err)
+				ctrls, err := eval.Controllers(sc, w)
+				require.NoError(t, err)
+				return playTicks(t, &engine.Runner{World: w, Controllers: ctrls, DecisionPeriod: sc.Limits.DecisionPeriod,
+					MaxTicks: min(300, max(w.Objective().TimeLimit, 1)), Workers: workers})
+			}
+			h1, r1 := play(1)
+			h4, r4 := play(4)
+			requireSameTicks(t, h1, r1, h4, r4)
+		})
+	}
+}
+
+// TestWorkersKeepHashesCrowded does the same on a crowded bench world, where
+// agents see many others, plan paths every tick and collide.
+func TestWorkersKeepHashesCrowded(t *testing.T) {
+	play := func(workers int) ([]string, []string) {
+		w, ctrls, err := benchworld.New(benchworld.Options{Seed: 3, Agents: 300, Size: 64})
+		require.NoError(t, err)
+		return playTicks(t, &engine.Runner{World: w, Controllers: ctrls, MaxTicks: 60, Workers: workers})
+	}
+	h1, r1 := play(1)
+	h4, r4 := play(4)
+	requireSameTicks(t, h1, r1, h4, r4)
+}
+
+// TestWorkersObserveLikeTheTickGoroutine compares every observation the
+// workers build with one built on the tick goroutine, in a world with
+// components (whose sections FinishObserve adds).
+func TestWorkersObserveLikeTheTickGoroutine(t *testing.T) {
+	for _, name := range []string{"foraging", "town_square", "team_capture"} {
+		t.Run(name, func(t *testing.T) {
+			sc, err := scenarios.Load(name)
+			require.NoError(t, err)
+			w, err := sc.NewWorld(scenarios.Options{Seed: 5})
+			require.NoError(t, err)
+			ctrls, err := eval.Controllers(sc, w)
+			require.NoError(t, err)
+			checked := 0
+			var r *engine.Runner
+			r = &engine.Runner{World: w, Controllers: ctrls, DecisionPeriod: sc.Limits.DecisionPeriod, MaxTicks: 40, Workers: 3,
+				OnObserve: func(tick int, obs []*world.Observation) {
+					for i, a := range w.Agents() {
+						if obs[i] == nil {
+							continue
+						}
+						// Observing marks the agent's event digest read, so
+						// the second observation has no events: compare the
+						// rest (the tick test covers the digest).
+						require.Same(t, obs[i], r.Observation(a.ID))
+						got, want := *obs[i], *w.Observe(a)
+						got.Events, want.Events = nil, nil
+						require.Equal(t, want, got, "tick %d agent %s", tick, a.ID)
+						checked++
+					}
+				}}
+			// A second run of the same runner builds its observations anew.
+			for range 2 {
+				r.MaxTicks = w.Tick() + 20
+				_, err = r.Run(context.Background())
+				require.NoError(t, err)
+			}
+			require.Positive(t, checked)
+		})
+	}
+}

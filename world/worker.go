@@ -1,0 +1,103 @@
+package world
+
+import "github.com/arena-sim/arena/nav"
+
+// A Worker builds observations and plans paths for a world on a goroutine
+// other than the tick goroutine, with scratch memory of its own, so that the
+// read-only parts of a tick can run on several cores:
+//
+//  1. on the tick goroutine, BeginObserve brings the world's lazily built
+//     indexes up to date;
+//  2. Workers (one per goroutine) call ObserveInto and PlanMove, for
+//     different agents, while nothing changes the world;
+//  3. back on the tick goroutine, FinishObserve completes each observation
+//     (when ObservesWhole is false), and decisions are applied.
+//
+// What a Worker builds is exactly what the tick goroutine would have built.
+type Worker struct {
+	w       *World
+	cands   []cand
+	planner *nav.Planner // a fork of the world's, made on first use
+}
+
+// NewWorker returns a Worker for the world. Keep one per goroutine and reuse
+// it: it holds the scratch of path searches (a few MB on large maps).
+func (w *World) NewWorker() *Worker { return &Worker{w: w} }
+
+// BeginObserve brings up to date, on the tick goroutine, everything that
+// ObserveInto would otherwise build on first use (the agents' spatial index,
+// the roster, the texts of bridged events), so that Workers only read shared
+// state. Call it after the world last changed and before Workers run. It
+// changes nothing that observing a living agent would not.
+func (w *World) BeginObserve() {
+	w.refreshAgentIndex()
+	w.roster()
+	w.recipeViews()
+	w.variablesView()
+	b := &w.bridge
+	// The digests' length is in the state hash: grow it as the first
+	// observation would, and only when there will be one.
+	if len(w.rosterIDs) > 0 {
+		for len(b.seen) < len(w.agents) {
+			b.seen = append(b.seen, 0)
+		}
+	}
+	for k := range b.events {
+		if be := &b.events[k]; be.text == "" {
+			be.text = w.formatEvent(be.ev)
+		}
+	}
+}
+
+// ObservesWhole reports whether Worker.ObserveInto builds whole observations:
+// true unless the world has components, whose sections (and metrics) only the
+// tick goroutine may read (see FinishObserve).
+func (w *World) ObservesWhole() bool { return len(w.components) == 0 }
+
+// ObserveInto is World.ObserveInto for a Worker's goroutine, between
+// BeginObserve and the next change to the world. Different Workers may observe
+// different agents at the same time. In a world with components it leaves
+// out their sections, objective progress and score: call FinishObserve for
+// those on the tick goroutine.
+func (k *Worker) ObserveInto(a *Agent, obs *Observation) {
+	k.w.observeInto(a, obs, &k.cands, k.w.ObservesWhole())
+}
+
+// PlanMove plans ahead, without changing the world, the path that MoveTo(a,
+// target, ...) would plan at this tick, and keeps it in the agent: MoveTo uses
+// it instead of planning when the agent is still where it was at this tick,
+// so the outcome is the same whether or not PlanMove ran. Call it like
+// ObserveInto; at most one Worker may plan for an agent at a time.
+func (k *Worker) PlanMove(a *Agent, target Vec3) {
+	w := k.w
+	a.plan = plannedPath{}
+	if !a.Alive || a.action.kind == actCraft || !target.Finite() || !w.bounds.Contains(target[0], target[2]) {
+		return // MoveTo refuses these
+	}
+	target = w.moveTarget(target)
+	if GroundDist(a.Pos, target) <= w.rules.ArrivalTolerance ||
+		a.action.kind == actMove && GroundDist(a.action.target, target) < 1e-6 {
+		return // MoveTo plans nothing (or likely nothing) for these
+	}
+	if k.planner == nil {
+		k.planner = w.planner.Fork()
+	}
+	path, err := w.planPath(k.planner, a.Pos, target)
+	a.plan = plannedPath{valid: true, tick: w.tick, from: a.Pos, to: target, path: path, err: err}
+}
+
+// plannedPath is a path planned ahead by a Worker for one agent.
+type plannedPath struct {
+	valid    bool
+	tick     int
+	from, to Vec3
+	path     []Vec3
+	err      error
+}
+
+// take returns the planned path (or planning error) and clears it; ok is
+// false unless it was planned at tick from from to to.
+func (p *plannedPath) take(tick int, from, to Vec3) (planned plannedPath, ok bool) {
+	planned, *p = *p, plannedPath{}
+	return planned, planned.valid && planned.tick == tick && planned.from == from && planned.to == to
+}
