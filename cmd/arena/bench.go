@@ -61,8 +61,11 @@ func cmdBench(ctx context.Context, args []string, stdout io.Writer) error {
 		time.Duration(r.BuildNS).Round(time.Millisecond), time.Duration(r.RunNS).Round(time.Millisecond))
 	fmt.Fprintf(stdout, "%.0f ticks/s, %.0f agent-steps/s (observations and built-in decisions included), %.0f ns and %.2f allocations per agent-step\n",
 		float64(r.Ticks)/(float64(r.RunNS)/1e9), r.AgentStepsPerSec, r.NSPerAgentStep, r.AllocsPerAgentStep)
-	fmt.Fprintf(stdout, "live heap per agent after GC: %.0f B (%.0f B at tick %d); state hash %s\n",
-		r.LiveHeapPerAgent, r.LiveHeapPerAgentEarly, r.EarlyTick, r.StateHash)
+	early := ""
+	if r.EarlyTick < r.Ticks {
+		early = fmt.Sprintf(" (%.0f B at tick %d)", r.LiveHeapPerAgentEarly, r.EarlyTick)
+	}
+	fmt.Fprintf(stdout, "live heap per agent after GC: %.0f B%s; state hash %s\n", r.LiveHeapPerAgent, early, r.StateHash)
 	return nil
 }
 

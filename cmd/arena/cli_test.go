@@ -298,8 +298,8 @@ func TestReplayTakesARunFolder(t *testing.T) {
 func TestBenchSaysWhyItRanFewerTicks(t *testing.T) {
 	out, _, err := arena(t, "bench", "--agents", "10", "--ticks", "2000")
 	require.NoError(t, err)
-	require.Regexp(t, `10 agents, \d+ of 2000 ticks \(every agent met the objective at tick \d+, which ended the run\)`, out)
+	require.Regexp(t, `10 agents, \d+ workers?, \d+ of 2000 ticks \(every agent met the objective at tick \d+, which ended the run\)`, out)
 	out, _, err = arena(t, "bench", "--agents", "10", "--ticks", "20")
 	require.NoError(t, err)
-	require.Contains(t, out, "10 agents, 20 ticks:")
+	require.Regexp(t, `10 agents, \d+ workers?, 20 ticks:`, out)
 }
