@@ -1,0 +1,43 @@
+package benchworld_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/arena-sim/arena/engine"
+	"github.com/arena-sim/arena/internal/benchworld"
+	"github.com/stretchr/testify/require"
+)
+
+// BenchmarkScaling measures whole ticks (observations, built-in foragers'
+// decisions, tool calls with path planning, the world step) of generated
+// worlds of several sizes and crowds, on one goroutine. One op is one tick;
+// ns/agent-step is the figure docs/performance.md's scaling table reports.
+func BenchmarkScaling(b *testing.B) {
+	for _, c := range []struct {
+		agents int
+		size   float64
+	}{
+		{100, 256}, {1000, 256}, {10000, 256},
+		{100, 512}, {1000, 512}, {10000, 512},
+		{100, 1024}, {1000, 1024}, {10000, 1024}, {16000, 1024},
+	} {
+		b.Run(fmt.Sprintf("agents=%d/size=%g", c.agents, c.size), func(b *testing.B) {
+			w, ctrls, err := benchworld.New(benchworld.Options{Seed: 1, Agents: c.agents, Size: c.size})
+			require.NoError(b, err)
+			// Warm up past the first ticks, when every forager plans its first route.
+			warm := &engine.Runner{World: w, Controllers: ctrls, MaxTicks: 20}
+			_, err = warm.Run(context.Background())
+			require.NoError(b, err)
+			r := &engine.Runner{World: w, Controllers: ctrls}
+			b.ResetTimer()
+			r.MaxTicks = w.Tick() + b.N
+			_, err = r.Run(context.Background())
+			require.NoError(b, err)
+			steps := float64(b.N) * float64(c.agents)
+			b.ReportMetric(b.Elapsed().Seconds()*1e9/steps, "ns/agent-step")
+			b.ReportMetric(steps/b.Elapsed().Seconds(), "agent-steps/s")
+		})
+	}
+}
