@@ -216,7 +216,7 @@ func (w *World) QueryWorld(a *Agent, radius float64, filter string) (*QueryResul
 		q.Entities = v.hazards(q.Entities)
 	}
 	if kind == 0 || kind == kindAgent {
-		q.Entities = v.agents(q.Entities)
+		q.Entities, _ = v.agents(q.Entities) // a query lists every agent in range
 	}
 	if kind == 0 || kind == kindObstacle {
 		q.Entities = v.obstacles(q.Entities)

@@ -18,6 +18,9 @@ type viewer struct {
 	radius float64
 	sight  bool
 	cands  []cand
+	// maxAgents bounds the agents listed (0: no bound).
+	maxAgents  int
+	agentCands []agentCand
 }
 
 // cand is an entity found within range, sorted before its view is built so
@@ -259,13 +262,33 @@ func (w *World) obstaclesNear(p Vec3, r float64, dst []int32) []int32 {
 	return dst
 }
 
-func (v *viewer) agents(dst []EntityView) []EntityView {
+// agentCand is another agent within range, before the line-of-sight test.
+type agentCand struct {
+	d, exact float64 // distance rounded as shown, and exact
+	rank     int32   // ties go by id
+	idx      int32
+	x, z     float64
+}
+
+func (c agentCand) less(o agentCand) bool {
+	if c.d != o.d {
+		return c.d < o.d
+	}
+	return c.rank < o.rank
+}
+
+// agents appends the nearest agents in view, at most v.maxAgents (all when
+// 0), nearest first (ties by id), and returns how many more are in view. The candidates within range are sorted first, as small records,
+// so that only the listed agents' views are built; the line of sight of
+// every candidate is still tested, for the count.
+func (v *viewer) agents(dst []EntityView) ([]EntityView, int) {
 	w := v.w
 	w.refreshAgentIndex()
 	g := w.agentIdx
 	px, pz := v.self.Pos[0], v.self.Pos[2]
 	r2 := v.radius * v.radius
 	x0, z0, x1, z1 := g.span(px, pz, v.radius)
+	cs := v.agentCands[:0]
 	for cz := z0; cz <= z1; cz++ {
 		for cx := x0; cx <= x1; cx++ {
 			for _, e := range g.at[cz*g.cols+cx] {
@@ -274,21 +297,41 @@ func (v *viewer) agents(dst []EntityView) []EntityView {
 				if d2 > r2 || int(e.idx) == v.self.index {
 					continue
 				}
-				o := w.agents[e.idx]
 				d := math.Sqrt(d2)
-				if v.sight && !w.lineOfSight(v.self.Pos, o.Pos, d) {
-					continue
-				}
-				v.add(d, o.ID, int(e.idx))
+				cs = append(cs, agentCand{round2(d), d, e.rank, e.idx, e.x, e.z})
 			}
 		}
 	}
-	for _, c := range v.sorted() {
+	if len(cs) <= 16 {
+		for i := 1; i < len(cs); i++ {
+			for j := i; j > 0 && cs[j].less(cs[j-1]); j-- {
+				cs[j], cs[j-1] = cs[j-1], cs[j]
+			}
+		}
+	} else {
+		slices.SortFunc(cs, func(a, b agentCand) int {
+			if a.d != b.d {
+				return cmp.Compare(a.d, b.d)
+			}
+			return cmp.Compare(a.rank, b.rank)
+		})
+	}
+	listed, more := 0, 0
+	for _, c := range cs {
+		if v.sight && !w.lineOfSight(v.self.Pos, Vec3{c.x, 0, c.z}, c.exact) {
+			continue
+		}
+		if v.maxAgents > 0 && listed == v.maxAgents {
+			more++
+			continue
+		}
+		listed++
 		o := w.agents[c.idx]
 		dst = append(dst, EntityView{Name: o.ID, Type: "agent", Team: o.Team, Position: o.shown,
 			Distance: c.d, Health: round2(o.Health), Action: o.status.Status})
 	}
-	return dst
+	v.agentCands = cs[:0]
+	return dst, more
 }
 
 func (v *viewer) capturePoints(dst []EntityView) []EntityView {
@@ -312,9 +355,9 @@ func (w *World) refreshAgentIndex() {
 		return
 	}
 	w.agentIdx.reset()
-	for i, a := range w.agents {
+	for _, a := range w.agents {
 		if a.Alive {
-			w.agentIdx.insert(i, a.Pos)
+			w.agentIdx.insert(a)
 			a.shown = roundVec(a.Pos)
 		}
 	}
@@ -367,21 +410,23 @@ func (w *World) ObserveInto(a *Agent, obs *Observation) {
 	obs.NearbyStations = emptyViews(obs.NearbyStations)
 	obs.NearbyHazards = emptyViews(obs.NearbyHazards)
 	obs.NearbyAgents = emptyViews(obs.NearbyAgents)
+	obs.NearbyAgentsMore = 0
 	obs.NearbyObstacles = emptyViews(obs.NearbyObstacles)
 	obs.CapturePoints = obs.CapturePoints[:0]
 	obs.Teammates = obs.Teammates[:0]
 	if a.Alive {
-		v := viewer{w: w, self: a, radius: w.rules.PerceptionRadius, sight: true, cands: w.cands[:0]}
+		v := viewer{w: w, self: a, radius: w.rules.PerceptionRadius, sight: true, cands: w.cands[:0],
+			maxAgents: w.rules.MaxNearbyAgents, agentCands: w.agentCands[:0]}
 		obs.NearbyResources = v.resources(obs.NearbyResources)
 		obs.NearbyStations = v.stations(obs.NearbyStations)
 		obs.NearbyHazards = v.hazards(obs.NearbyHazards)
-		obs.NearbyAgents = v.agents(obs.NearbyAgents)
+		obs.NearbyAgents, obs.NearbyAgentsMore = v.agents(obs.NearbyAgents)
 		obs.NearbyObstacles = v.obstacles(obs.NearbyObstacles)
 		// Capture points are objectives: every agent always knows where they are.
 		all := viewer{w: w, self: a, radius: math.Inf(1)}
 		obs.CapturePoints = all.capturePoints(obs.CapturePoints)
 		obs.Teammates = v.teammates(obs.Teammates)
-		w.cands = v.cands
+		w.cands, w.agentCands = v.cands, v.agentCands
 	}
 	if w.capture != nil && a.Alive {
 		if obs.TeamScores == nil {

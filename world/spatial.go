@@ -76,8 +76,8 @@ type agentGrid struct {
 }
 
 type agentEntry struct {
-	idx  int32
-	x, z float64
+	idx, rank int32 // index in World.agents; rank in the order of ids
+	x, z      float64
 }
 
 func newAgentGrid(b Bounds, size float64) *agentGrid {
@@ -93,8 +93,8 @@ func (g *agentGrid) reset() {
 	}
 }
 
-func (g *agentGrid) insert(idx int, p Vec3) {
-	cx, cz := g.coord(p[0], p[2])
+func (g *agentGrid) insert(a *Agent) {
+	cx, cz := g.coord(a.Pos[0], a.Pos[2])
 	c := cz*g.cols + cx
-	g.at[c] = append(g.at[c], agentEntry{int32(idx), p[0], p[2]})
+	g.at[c] = append(g.at[c], agentEntry{int32(a.index), a.rank, a.Pos[0], a.Pos[2]})
 }
