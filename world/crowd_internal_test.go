@@ -90,3 +90,25 @@ func TestNearbyAgentsAreTheNearestInViewAndCountTheRest(t *testing.T) {
 		}
 	}
 }
+
+func TestSelectSmallestPutsTheNSmallestFirst(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for q := 0; q < 2000; q++ {
+		keys := make([]uint64, 1+rng.IntN(80))
+		for i := range keys {
+			keys[i] = uint64(rng.IntN(40))<<32 | uint64(i) // distinct, many equal distances
+		}
+		if q%3 == 0 {
+			slices.Sort(keys) // sorted and reversed inputs too
+			if q%2 == 0 {
+				slices.Reverse(keys)
+			}
+		}
+		n := rng.IntN(len(keys) + 1)
+		want := slices.Sorted(slices.Values(keys))[:n]
+		selectSmallest(keys, n)
+		got := slices.Clone(keys[:n])
+		slices.Sort(got)
+		require.Equal(t, want, got, "n=%d of %d", n, len(keys))
+	}
+}

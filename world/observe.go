@@ -19,8 +19,8 @@ type viewer struct {
 	sight  bool
 	cands  []cand
 	// maxAgents bounds the agents listed (0: no bound).
-	maxAgents  int
-	agentCands []agentCand
+	maxAgents int
+	agentKeys []uint64
 }
 
 // cand is an entity found within range, sorted before its view is built so
@@ -262,25 +262,12 @@ func (w *World) obstaclesNear(p Vec3, r float64, dst []int32) []int32 {
 	return dst
 }
 
-// agentCand is another agent within range, before the line-of-sight test.
-type agentCand struct {
-	d, exact float64 // distance rounded as shown, and exact
-	rank     int32   // ties go by id
-	idx      int32
-	x, z     float64
-}
-
-func (c agentCand) less(o agentCand) bool {
-	if c.d != o.d {
-		return c.d < o.d
-	}
-	return c.rank < o.rank
-}
-
 // agents appends the nearest agents in view, at most v.maxAgents (all when
-// 0), nearest first (ties by id), and returns how many more are in view. The candidates within range are sorted first, as small records,
-// so that only the listed agents' views are built; the line of sight of
-// every candidate is still tested, for the count.
+// 0), nearest first by the distance shown (ties by id), and returns how many
+// more are in view. Each agent in view is one integer key (the distance in
+// hundredths, then the rank of its id), and only the listed ones are sorted
+// and get a view, so that a crowd costs a line-of-sight test per neighbour
+// and little else.
 func (v *viewer) agents(dst []EntityView) ([]EntityView, int) {
 	w := v.w
 	w.refreshAgentIndex()
@@ -288,7 +275,7 @@ func (v *viewer) agents(dst []EntityView) ([]EntityView, int) {
 	px, pz := v.self.Pos[0], v.self.Pos[2]
 	r2 := v.radius * v.radius
 	x0, z0, x1, z1 := g.span(px, pz, v.radius)
-	cs := v.agentCands[:0]
+	keys := v.agentKeys[:0]
 	for cz := z0; cz <= z1; cz++ {
 		for cx := x0; cx <= x1; cx++ {
 			for _, e := range g.at[cz*g.cols+cx] {
@@ -298,40 +285,79 @@ func (v *viewer) agents(dst []EntityView) ([]EntityView, int) {
 					continue
 				}
 				d := math.Sqrt(d2)
-				cs = append(cs, agentCand{round2(d), d, e.rank, e.idx, e.x, e.z})
+				if v.sight && !w.lineOfSight(v.self.Pos, Vec3{e.x, 0, e.z}, d) {
+					continue
+				}
+				keys = append(keys, distKey(d)<<32|uint64(e.rank))
 			}
 		}
 	}
-	if len(cs) <= 16 {
-		for i := 1; i < len(cs); i++ {
-			for j := i; j > 0 && cs[j].less(cs[j-1]); j-- {
-				cs[j], cs[j-1] = cs[j-1], cs[j]
-			}
-		}
-	} else {
-		slices.SortFunc(cs, func(a, b agentCand) int {
-			if a.d != b.d {
-				return cmp.Compare(a.d, b.d)
-			}
-			return cmp.Compare(a.rank, b.rank)
-		})
+	n := len(keys)
+	if v.maxAgents > 0 && n > v.maxAgents {
+		n = v.maxAgents
+		selectSmallest(keys, n)
 	}
-	listed, more := 0, 0
-	for _, c := range cs {
-		if v.sight && !w.lineOfSight(v.self.Pos, Vec3{c.x, 0, c.z}, c.exact) {
-			continue
-		}
-		if v.maxAgents > 0 && listed == v.maxAgents {
-			more++
-			continue
-		}
-		listed++
-		o := w.agents[c.idx]
+	slices.Sort(keys[:n])
+	for _, k := range keys[:n] {
+		o := w.agents[w.agentByRank[uint32(k)]]
 		dst = append(dst, EntityView{Name: o.ID, Type: "agent", Team: o.Team, Position: o.shown,
-			Distance: c.d, Health: round2(o.Health), Action: o.status.Status})
+			Distance: float64(k>>32) / 100, Health: round2(o.Health), Action: o.status.Status})
 	}
-	v.agentCands = cs[:0]
-	return dst, more
+	v.agentKeys = keys[:0]
+	return dst, len(keys) - n
+}
+
+// distKey is a distance as observations show it, in hundredths: round2(d)
+// is distKey(d)/100 for the distances within a perception radius.
+func distKey(d float64) uint64 {
+	if !(d*100 < 1<<31) {
+		return 1<<31 - 1 // beyond any radius that reads as a distance
+	}
+	return uint64(d*100 + 0.5)
+}
+
+// selectSmallest reorders keys so that its n smallest come first, in no
+// particular order (keys are distinct). Quickselect with a median-of-three
+// pivot: linear on the lists an observation sees.
+func selectSmallest(keys []uint64, n int) {
+	lo, hi := 0, len(keys)-1
+	for hi > lo {
+		mid := lo + (hi-lo)/2
+		// Order keys[lo], keys[mid], keys[hi] and use the middle as pivot.
+		if keys[mid] < keys[lo] {
+			keys[mid], keys[lo] = keys[lo], keys[mid]
+		}
+		if keys[hi] < keys[lo] {
+			keys[hi], keys[lo] = keys[lo], keys[hi]
+		}
+		if keys[hi] < keys[mid] {
+			keys[hi], keys[mid] = keys[mid], keys[hi]
+		}
+		pivot := keys[mid]
+		i, j := lo, hi
+		for i <= j {
+			for keys[i] < pivot {
+				i++
+			}
+			for keys[j] > pivot {
+				j--
+			}
+			if i <= j {
+				keys[i], keys[j] = keys[j], keys[i]
+				i++
+				j--
+			}
+		}
+		// Now keys[lo..j] <= pivot <= keys[i..hi].
+		switch {
+		case n-1 <= j:
+			hi = j
+		case n-1 >= i:
+			lo = i
+		default:
+			return
+		}
+	}
 }
 
 func (v *viewer) capturePoints(dst []EntityView) []EntityView {
@@ -416,7 +442,7 @@ func (w *World) ObserveInto(a *Agent, obs *Observation) {
 	obs.Teammates = obs.Teammates[:0]
 	if a.Alive {
 		v := viewer{w: w, self: a, radius: w.rules.PerceptionRadius, sight: true, cands: w.cands[:0],
-			maxAgents: w.rules.MaxNearbyAgents, agentCands: w.agentCands[:0]}
+			maxAgents: w.rules.MaxNearbyAgents, agentKeys: w.agentKeys[:0]}
 		obs.NearbyResources = v.resources(obs.NearbyResources)
 		obs.NearbyStations = v.stations(obs.NearbyStations)
 		obs.NearbyHazards = v.hazards(obs.NearbyHazards)
@@ -426,7 +452,7 @@ func (w *World) ObserveInto(a *Agent, obs *Observation) {
 		all := viewer{w: w, self: a, radius: math.Inf(1)}
 		obs.CapturePoints = all.capturePoints(obs.CapturePoints)
 		obs.Teammates = v.teammates(obs.Teammates)
-		w.cands, w.agentCands = v.cands, v.agentCands
+		w.cands, w.agentKeys = v.cands, v.agentKeys
 	}
 	if w.capture != nil && a.Alive {
 		if obs.TeamScores == nil {

@@ -64,8 +64,9 @@ type World struct {
 	capture    *captureGame // nil without capture rules
 
 	recipeCache   map[string]RecipeView
-	cands         []cand // scratch for observations
-	agentCands    []agentCand
+	cands         []cand   // scratch for observations
+	agentKeys     []uint64 // scratch for observations
+	agentByRank   []int32  // agent indices in the order of ids
 	metricNames   []string
 	objectiveView Objective // what observations show
 	sightSums     []int32   // summed-area table of the sight grid
@@ -345,8 +346,10 @@ func (w *World) addEntities(cfg Config) error {
 	order := make([]*Agent, len(w.agents))
 	copy(order, w.agents)
 	slices.SortFunc(order, func(a, b *Agent) int { return strings.Compare(a.ID, b.ID) })
+	w.agentByRank = make([]int32, len(order))
 	for r, a := range order {
 		a.rank = int32(r)
+		w.agentByRank[r] = int32(a.index)
 	}
 	w.agentIdxDirty = true
 	return nil
