@@ -1,6 +1,7 @@
 package world
 
 import (
+	"container/heap"
 	"fmt"
 	"maps"
 	"math"
@@ -104,6 +105,7 @@ func (w *World) Collect(a *Agent, name string) ActionResult {
 	r.Collected = true
 	if r.RespawnTicks > 0 {
 		r.respawnAt = w.tick + r.RespawnTicks
+		heap.Push(&w.respawns, respawn{r.respawnAt, int32(idx)})
 	}
 	w.resourceIdx.remove(idx, r.Pos)
 	a.Inventory[r.ResourceType] += r.Amount

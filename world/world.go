@@ -66,7 +66,9 @@ type World struct {
 	recipeCache   map[string]RecipeView
 	cands         []cand   // scratch for observations
 	agentKeys     []uint64 // scratch for observations
-	agentByRank   []int32  // agent indices in the order of ids
+	respawns      respawnHeap
+	respawnDue    []int32
+	agentByRank   []int32 // agent indices in the order of ids
 	metricNames   []string
 	objectiveView Objective // what observations show
 	sightSums     []int32   // summed-area table of the sight grid
