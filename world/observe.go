@@ -442,7 +442,7 @@ func (w *World) ObserveInto(a *Agent, obs *Observation) {
 	obs.Teammates = obs.Teammates[:0]
 	if a.Alive {
 		v := viewer{w: w, self: a, radius: w.rules.PerceptionRadius, sight: true, cands: w.cands[:0],
-			maxAgents: w.rules.MaxNearbyAgents, agentKeys: w.agentKeys[:0]}
+			maxAgents: w.rules.MaxNearbyAgents, agentKeys: obs.agentKeys[:0]}
 		obs.NearbyResources = v.resources(obs.NearbyResources)
 		obs.NearbyStations = v.stations(obs.NearbyStations)
 		obs.NearbyHazards = v.hazards(obs.NearbyHazards)
@@ -452,7 +452,7 @@ func (w *World) ObserveInto(a *Agent, obs *Observation) {
 		all := viewer{w: w, self: a, radius: math.Inf(1)}
 		obs.CapturePoints = all.capturePoints(obs.CapturePoints)
 		obs.Teammates = v.teammates(obs.Teammates)
-		w.cands, w.agentKeys = v.cands, v.agentKeys
+		w.cands, obs.agentKeys = v.cands, v.agentKeys
 	}
 	if w.capture != nil && a.Alive {
 		if obs.TeamScores == nil {

@@ -64,8 +64,7 @@ type World struct {
 	capture    *captureGame // nil without capture rules
 
 	recipeCache   map[string]RecipeView
-	cands         []cand   // scratch for observations
-	agentKeys     []uint64 // scratch for observations
+	cands         []cand // scratch for observations
 	respawns      respawnHeap
 	respawnDue    []int32
 	agentByRank   []int32 // agent indices in the order of ids
