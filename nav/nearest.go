@@ -9,9 +9,10 @@ import "math"
 // concurrent queries are safe.
 type compIndex struct {
 	bcols, brows int
-	// cells are the walkable cell indices, grouped by block and, inside a
-	// block, by component: run i holds cells[runs[i].start:runs[i].end].
-	cells []int32
+	// cells are the walkable cells as offsets inside their block (x + y·16),
+	// grouped by block and, inside a block, by component: run i holds
+	// cells[runs[i].start:runs[i].end].
+	cells []uint8
 	runs  []compRun
 	// The runs of block b are runs[blockRuns[b]:blockRuns[b+1]]; the runs of
 	// component c are compRuns[compStart[c]:compStart[c+1]] (indices into runs).
@@ -51,10 +52,10 @@ func buildCompIndex(comp []int32, cols, rows, n int) *compIndex {
 	}
 	// Visit the cells block by block; inside a block, collect each
 	// component's cells in the order of the labels.
-	var perComp [][]int32
+	var perComp [][]uint8
 	var present []int32
 	if n > 0 {
-		perComp = make([][]int32, n)
+		perComp = make([][]uint8, n)
 	}
 	for by := 0; by < ix.brows; by++ {
 		for bx := 0; bx < ix.bcols; bx++ {
@@ -70,7 +71,7 @@ func buildCompIndex(comp []int32, cols, rows, n int) *compIndex {
 					if len(perComp[c]) == 0 {
 						present = append(present, c)
 					}
-					perComp[c] = append(perComp[c], int32(i))
+					perComp[c] = append(perComp[c], uint8((y-by*nearBlock)*nearBlock+x-bx*nearBlock))
 				}
 			}
 			sortInt32(present)
@@ -120,6 +121,9 @@ type nearestSearch struct {
 	best   Cell
 	bestD  float64
 	found  bool
+	// bound2 is a little over bestD²: a cell farther than that in squared
+	// distance cannot tie, and needs no exact distance.
+	bound2 float64
 }
 
 // ringKey orders the cells of equal distance as the ring scan of
@@ -142,9 +146,16 @@ func (s *nearestSearch) ringKey(c Cell) (r, seg, pos int) {
 
 func (s *nearestSearch) offer(x, y int) {
 	c := Cell{x, y}
+	if s.found {
+		dx, dy := float64(x)+0.5-s.target.X, float64(y)+0.5-s.target.Y
+		if dx*dx+dy*dy > s.bound2 {
+			return
+		}
+	}
 	d := s.target.Dist(c.Center())
 	if !s.found || d < s.bestD {
 		s.best, s.bestD, s.found = c, d, true
+		s.bound2 = d * d * (1 + 1e-9)
 		return
 	}
 	if d == s.bestD {
@@ -285,9 +296,9 @@ func (p *Planner) scanRun(s *nearestSearch, run *compRun) {
 			return
 		}
 	}
-	cols := p.grid.cols
-	for _, i := range ix.cells[run.start:run.end] {
-		s.offer(int(i)%cols, int(i)/cols)
+	x0, y0 := bx*nearBlock, by*nearBlock
+	for _, o := range ix.cells[run.start:run.end] {
+		s.offer(x0+int(o%nearBlock), y0+int(o/nearBlock))
 	}
 }
 
