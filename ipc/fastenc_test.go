@@ -478,3 +478,42 @@ func BenchmarkEncodeObservation(b *testing.B) {
 		}
 	})
 }
+
+// TestFastEncoderCrowdedObservation: an observation in a crowd (more agents
+// in view than it lists) carries nearby_agents_more through the fast
+// encoder, with the same bytes as the reference encoder.
+func TestFastEncoderCrowdedObservation(t *testing.T) {
+	cfg := world.Config{Name: "crowd", Seed: 1, Bounds: world.Bounds{MinX: -20, MinZ: -20, MaxX: 20, MaxZ: 20}}
+	for i := range 20 {
+		cfg.Agents = append(cfg.Agents, world.AgentSpec{ID: fmt.Sprintf("a%02d", i), X: float64(i%5) - 2, Z: float64(i/5) - 2})
+	}
+	w, err := world.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := w.Observe(w.Agent("a00"))
+	if len(o.NearbyAgents) != world.DefaultMaxNearbyAgents || o.NearbyAgentsMore != 19-world.DefaultMaxNearbyAgents {
+		t.Fatalf("%d agents listed and %d more, want %d and %d", len(o.NearbyAgents), o.NearbyAgentsMore, world.DefaultMaxNearbyAgents, 19-world.DefaultMaxNearbyAgents)
+	}
+	fe, ref := newFastEncoder(t)
+	msg := ObservationMsg{Type: "observation", Tick: o.Tick, Observation: o}
+	requireSameEncoding(t, fe, ref, msg)
+	c, err := NewCodec(Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame, err := c.marshalFrame(msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer releaseFrame(frame)
+	var m struct {
+		Observation map[string]any `cbor:"observation"`
+	}
+	if err := cbor.Unmarshal(frame[4:], &m); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Observation["nearby_agents_more"]; got != uint64(19-world.DefaultMaxNearbyAgents) {
+		t.Fatalf("nearby_agents_more on the wire is %v (%T)", got, got)
+	}
+}

@@ -65,5 +65,6 @@
 //
 // Connected components (4-connectivity over non-Blocked cells) are computed
 // up front, so unreachable targets are detected in constant time and reported
-// as a [*NoPathError] carrying the nearest reachable point.
+// as a [*NoPathError] carrying the nearest reachable point, found through a
+// per-component index of blocks of cells rather than a scan of the grid.
 package nav

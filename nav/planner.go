@@ -73,6 +73,8 @@ type Planner struct {
 
 	// comp holds the 4-connected component label of each cell, -1 if Blocked.
 	comp []int32
+	// near finds the nearest cell of a component (NearestReachable).
+	near *compIndex
 
 	abs *abstractGraph
 
@@ -257,6 +259,7 @@ func (p *Planner) labelComponents() {
 		}
 		label++
 	}
+	p.near = buildCompIndex(p.comp, g.cols, g.rows, int(label))
 }
 
 func (p *Planner) compOf(c Cell) int32 {
@@ -282,55 +285,6 @@ func (p *Planner) NearestReachable(from Cell, target Point) (Cell, bool) {
 		return Cell{}, false
 	}
 	return p.nearestInComponent(label, target)
-}
-
-// nearestInComponent scans rings of cells around target's cell (Chebyshev
-// radius r = 0, 1, ...) and returns the cell of component label whose centre
-// is nearest to target. A cell on ring r is at least r-0.5 away, which
-// bounds the scan.
-func (p *Planner) nearestInComponent(label int32, target Point) (Cell, bool) {
-	g := p.grid
-	tc := Cell{floorInt(target.X), floorInt(target.Y)}
-	// Rings closer than the grid rectangle are empty: start at its distance.
-	r0 := max(0, -tc.X, tc.X-(g.cols-1), -tc.Y, tc.Y-(g.rows-1))
-	rMax := max(tc.X, g.cols-1-tc.X, tc.Y, g.rows-1-tc.Y)
-	best, bestD := Cell{}, math.Inf(1)
-	found := false
-	check := func(x, y int) {
-		if p.comp[y*g.cols+x] != label {
-			return
-		}
-		c := Cell{x, y}
-		if d := target.Dist(c.Center()); d < bestD {
-			best, bestD, found = c, d, true
-		}
-	}
-	for r := r0; r <= rMax; r++ {
-		if float64(r)-0.5 > bestD {
-			break
-		}
-		if r == 0 {
-			check(tc.X, tc.Y)
-			continue
-		}
-		x0, x1 := clampRange(tc.X-r, tc.X+r, g.cols)
-		for _, y := range [2]int{tc.Y - r, tc.Y + r} {
-			if y >= 0 && y < g.rows {
-				for x := x0; x <= x1; x++ {
-					check(x, y)
-				}
-			}
-		}
-		y0, y1 := clampRange(tc.Y-r+1, tc.Y+r-1, g.rows)
-		for _, x := range [2]int{tc.X - r, tc.X + r} {
-			if x >= 0 && x < g.cols {
-				for y := y0; y <= y1; y++ {
-					check(x, y)
-				}
-			}
-		}
-	}
-	return best, found
 }
 
 // NoPathError reports that no path exists. Reason is one of the Reason*

@@ -98,6 +98,7 @@ type RulesSpec struct {
 	StuckSeconds       float64 `json:"stuck_seconds"`
 	HazardCost         int     `json:"hazard_cost"`
 	ClusterSize        int     `json:"cluster_size"`
+	MaxNearbyAgents    int     `json:"max_nearby_agents"`
 	ToolCallLimit      int     `json:"tool_call_limit"`
 }
 
@@ -382,6 +383,7 @@ func (s *Scenario) Config(opt Options) (world.Config, error) {
 			MaxHealth: s.Rules.MaxHealth, AgentRadius: s.Rules.AgentRadius, BaseSpeed: s.Rules.BaseSpeed,
 			MaxSpeedMultiplier: s.Rules.MaxSpeedMultiplier, ArrivalTolerance: s.Rules.ArrivalTolerance,
 			StuckSeconds: s.Rules.StuckSeconds, HazardCost: uint8(s.Rules.HazardCost), ClusterSize: s.Rules.ClusterSize,
+			MaxNearbyAgents: s.Rules.MaxNearbyAgents,
 		},
 	}
 	cfg.Variables, cfg.Schedule = s.Variables, s.Schedule

@@ -448,6 +448,9 @@ func (v *validator) rules(r RulesSpec) {
 	if r.HazardCost < 0 || r.HazardCost > 255 {
 		v.add("rules.hazard_cost", fmt.Sprintf("must be between 1 and 255, got %d", r.HazardCost))
 	}
+	if r.MaxNearbyAgents < 0 || r.MaxNearbyAgents > 10000 {
+		v.add("rules.max_nearby_agents", fmt.Sprintf("must be between 0 (the default, 16) and 10000, got %d", r.MaxNearbyAgents))
+	}
 	if r.ClusterSize < 0 || (r.ClusterSize > 0 && r.ClusterSize < 4) {
 		v.add("rules.cluster_size", fmt.Sprintf("must be at least 4, got %d", r.ClusterSize))
 	}

@@ -1,6 +1,7 @@
 package world
 
 import (
+	"container/heap"
 	"fmt"
 	"maps"
 	"math"
@@ -115,6 +116,7 @@ func (w *World) Collect(a *Agent, name string) ActionResult {
 	r.Collected = true
 	if r.RespawnTicks > 0 {
 		r.respawnAt = w.tick + r.RespawnTicks
+		heap.Push(&w.respawns, respawn{r.respawnAt, int32(idx)})
 	}
 	w.resourceIdx.remove(idx, r.Pos)
 	a.Inventory[r.ResourceType] += r.Amount
@@ -227,7 +229,7 @@ func (w *World) QueryWorld(a *Agent, radius float64, filter string) (*QueryResul
 		q.Entities = v.hazards(q.Entities)
 	}
 	if kind == 0 || kind == kindAgent {
-		q.Entities = v.agents(q.Entities)
+		q.Entities, _ = v.agents(q.Entities) // a query lists every agent in range
 	}
 	if kind == 0 || kind == kindObstacle {
 		q.Entities = v.obstacles(q.Entities)
@@ -337,17 +339,55 @@ func (w *World) SetInventoryDetails(a *Agent, d *InventoryDetails) { a.inventory
 
 // suggest returns "; did you mean 'X'?" for the closest name of a kind that
 // the agent can see, or "": suggestions never reveal what is out of sight.
+// The candidates come from the spatial indexes, so a failed lookup costs what
+// is near the agent, not what is in the world.
 func (w *World) suggest(a *Agent, name string, kind entityKind) string {
-	var names []string
-	for n, ref := range w.names {
-		if ref.kind == kind && w.canSee(a, ref) {
-			names = append(names, n)
-		}
-	}
-	if best := fuzzy.Closest(name, names); best != "" {
+	if best := fuzzy.Closest(name, w.visibleNames(a, kind, nil)); best != "" {
 		return fmt.Sprintf("; did you mean '%s'?", best)
 	}
 	return ""
+}
+
+// visibleNames appends the names of the entities of a kind that canSee
+// reports the agent sees, in no particular order. Only the entities an
+// index places near the agent are tested: each kind's index holds every
+// entity that can be seen (resources while not collected, living agents).
+func (w *World) visibleNames(a *Agent, kind entityKind, dst []string) []string {
+	r := w.rules.PerceptionRadius
+	x, z := a.Pos[0], a.Pos[2]
+	try := func(n string, index int) {
+		if w.canSee(a, entityRef{kind, index}) {
+			dst = append(dst, n)
+		}
+	}
+	switch kind {
+	case kindAgent:
+		w.refreshAgentIndex()
+		g := w.agentIdx
+		x0, z0, x1, z1 := g.span(x, z, r)
+		for cz := z0; cz <= z1; cz++ {
+			for cx := x0; cx <= x1; cx++ {
+				for _, e := range g.at[cz*g.cols+cx] {
+					try(w.agents[e.idx].ID, int(e.idx))
+				}
+			}
+		}
+	case kindResource:
+		w.resourceIdx.each(x, z, r, func(i int) { try(w.resources[i].Name, i) })
+	case kindStation:
+		w.stationIdx.each(x, z, r, func(i int) { try(w.stations[i].Name, i) })
+	case kindHazard:
+		w.hazardIdx.each(x, z, r+w.maxHazardRadius, func(i int) { try(w.hazards[i].Name, i) })
+	case kindObstacle:
+		for _, i := range w.obstaclesNear(a.Pos, r, nil) {
+			dst = append(dst, w.obstacles[i].Name) // obstaclesNear applies canSee's test
+		}
+	case kindPoint:
+		for i, p := range w.points {
+			try(p.Name, i)
+		}
+	}
+	return dst
 }
 
 // suggestAgent suggests among the other living agents' ids, which are public.

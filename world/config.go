@@ -61,7 +61,16 @@ type Rules struct {
 	// ClusterSize is the navigation planner's cluster side in cells; default 12,
 	// which measured fastest for agent-scale routes (docs/performance.md).
 	ClusterSize int
+	// MaxNearbyAgents is how many agents in view an observation lists, the
+	// nearest; it counts the others (nearby_agents_more). Default 16, so
+	// that a dense crowd costs each observer a bounded list.
+	MaxNearbyAgents int
 }
+
+// DefaultMaxNearbyAgents is Rules.MaxNearbyAgents's default: more than any
+// built-in scenario's default number of agents, so that their observations
+// list every agent in view.
+const DefaultMaxNearbyAgents = 16
 
 func (r Rules) withDefaults() Rules {
 	def := func(v *float64, d float64) {
@@ -92,6 +101,9 @@ func (r Rules) withDefaults() Rules {
 	}
 	if r.ClusterSize == 0 {
 		r.ClusterSize = 12
+	}
+	if r.MaxNearbyAgents <= 0 {
+		r.MaxNearbyAgents = DefaultMaxNearbyAgents
 	}
 	return r
 }

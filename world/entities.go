@@ -142,7 +142,8 @@ type Agent struct {
 	Stats     AgentStats
 
 	index            int
-	shown            Vec3 // Pos as observations print it, refreshed with the agent index
+	rank             int32 // place in the order of agent ids
+	shown            Vec3  // Pos as observations print it, refreshed with the agent index
 	shape            *resolv.Circle
 	action           actionState
 	status           ActionStatus

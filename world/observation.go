@@ -3,23 +3,26 @@ package world
 // Observation is what one agent perceives at a decision point. Its JSON (and CBOR)
 // field names are the wire protocol's.
 type Observation struct {
-	Tick             int                   `json:"tick"`
-	AgentID          string                `json:"agent_id"`
-	Team             string                `json:"team,omitempty"`
-	Position         Vec3                  `json:"position"`
-	Velocity         Vec3                  `json:"velocity"`
-	Facing           float64               `json:"facing"`
-	Health           float64               `json:"health"`
-	MaxHealth        float64               `json:"max_health"`
-	Alive            bool                  `json:"alive"`
-	PerceptionRadius float64               `json:"perception_radius"`
-	Inventory        map[string]int        `json:"inventory"`
-	InventoryUsed    int                   `json:"inventory_used"`
-	InventoryCap     int                   `json:"inventory_capacity"`
-	NearbyResources  []EntityView          `json:"nearby_resources"`
-	NearbyHazards    []EntityView          `json:"nearby_hazards"`
-	NearbyStations   []EntityView          `json:"nearby_stations"`
-	NearbyAgents     []EntityView          `json:"nearby_agents"`
+	Tick             int            `json:"tick"`
+	AgentID          string         `json:"agent_id"`
+	Team             string         `json:"team,omitempty"`
+	Position         Vec3           `json:"position"`
+	Velocity         Vec3           `json:"velocity"`
+	Facing           float64        `json:"facing"`
+	Health           float64        `json:"health"`
+	MaxHealth        float64        `json:"max_health"`
+	Alive            bool           `json:"alive"`
+	PerceptionRadius float64        `json:"perception_radius"`
+	Inventory        map[string]int `json:"inventory"`
+	InventoryUsed    int            `json:"inventory_used"`
+	InventoryCap     int            `json:"inventory_capacity"`
+	NearbyResources  []EntityView   `json:"nearby_resources"`
+	NearbyHazards    []EntityView   `json:"nearby_hazards"`
+	NearbyStations   []EntityView   `json:"nearby_stations"`
+	NearbyAgents     []EntityView   `json:"nearby_agents"`
+	// NearbyAgentsMore counts the other agents in view beyond the
+	// Rules.MaxNearbyAgents nearest that NearbyAgents lists.
+	NearbyAgentsMore int                   `json:"nearby_agents_more,omitempty"`
 	NearbyObstacles  []EntityView          `json:"nearby_obstacles"`
 	CapturePoints    []EntityView          `json:"capture_points,omitempty"`
 	Teammates        []EntityView          `json:"teammates,omitempty"`   // every other living agent of the team, wherever it is
@@ -49,6 +52,9 @@ type Observation struct {
 	VariablesText string         `json:"variables_text,omitempty"`
 
 	lastResult ActionResult // storage behind LastActionResult
+	// agentKeys is the scratch of the agents in view: the observation's own,
+	// so that observations of different agents may be built concurrently.
+	agentKeys []uint64
 }
 
 // EntityView is one entity as an agent sees it. Name is the id tools take; Type is

@@ -18,6 +18,9 @@ type viewer struct {
 	radius float64
 	sight  bool
 	cands  []cand
+	// maxAgents bounds the agents listed (0: no bound).
+	maxAgents int
+	agentKeys []uint64
 }
 
 // cand is an entity found within range, sorted before its view is built so
@@ -259,13 +262,20 @@ func (w *World) obstaclesNear(p Vec3, r float64, dst []int32) []int32 {
 	return dst
 }
 
-func (v *viewer) agents(dst []EntityView) []EntityView {
+// agents appends the nearest agents in view, at most v.maxAgents (all when
+// 0), nearest first by the distance shown (ties by id), and returns how many
+// more are in view. Each agent in view is one integer key (the distance in
+// hundredths, then the rank of its id), and only the listed ones are sorted
+// and get a view, so that a crowd costs a line-of-sight test per neighbour
+// and little else.
+func (v *viewer) agents(dst []EntityView) ([]EntityView, int) {
 	w := v.w
 	w.refreshAgentIndex()
 	g := w.agentIdx
 	px, pz := v.self.Pos[0], v.self.Pos[2]
 	r2 := v.radius * v.radius
 	x0, z0, x1, z1 := g.span(px, pz, v.radius)
+	keys := v.agentKeys[:0]
 	for cz := z0; cz <= z1; cz++ {
 		for cx := x0; cx <= x1; cx++ {
 			for _, e := range g.at[cz*g.cols+cx] {
@@ -274,21 +284,80 @@ func (v *viewer) agents(dst []EntityView) []EntityView {
 				if d2 > r2 || int(e.idx) == v.self.index {
 					continue
 				}
-				o := w.agents[e.idx]
 				d := math.Sqrt(d2)
-				if v.sight && !w.lineOfSight(v.self.Pos, o.Pos, d) {
+				if v.sight && !w.lineOfSight(v.self.Pos, Vec3{e.x, 0, e.z}, d) {
 					continue
 				}
-				v.add(d, o.ID, int(e.idx))
+				keys = append(keys, distKey(d)<<32|uint64(e.rank))
 			}
 		}
 	}
-	for _, c := range v.sorted() {
-		o := w.agents[c.idx]
-		dst = append(dst, EntityView{Name: o.ID, Type: "agent", Team: o.Team, Position: o.shown,
-			Distance: c.d, Health: round2(o.Health), Action: o.status.Status})
+	n := len(keys)
+	if v.maxAgents > 0 && n > v.maxAgents {
+		n = v.maxAgents
+		selectSmallest(keys, n)
 	}
-	return dst
+	slices.Sort(keys[:n])
+	for _, k := range keys[:n] {
+		o := w.agents[w.agentByRank[uint32(k)]]
+		dst = append(dst, EntityView{Name: o.ID, Type: "agent", Team: o.Team, Position: o.shown,
+			Distance: float64(k>>32) / 100, Health: round2(o.Health), Action: o.status.Status})
+	}
+	v.agentKeys = keys[:0]
+	return dst, len(keys) - n
+}
+
+// distKey is a distance as observations show it, in hundredths: round2(d)
+// is distKey(d)/100 for the distances within a perception radius.
+func distKey(d float64) uint64 {
+	if !(d*100 < 1<<31) {
+		return 1<<31 - 1 // beyond any radius that reads as a distance
+	}
+	return uint64(d*100 + 0.5)
+}
+
+// selectSmallest reorders keys so that its n smallest come first, in no
+// particular order (keys are distinct). Quickselect with a median-of-three
+// pivot: linear on the lists an observation sees.
+func selectSmallest(keys []uint64, n int) {
+	lo, hi := 0, len(keys)-1
+	for hi > lo {
+		mid := lo + (hi-lo)/2
+		// Order keys[lo], keys[mid], keys[hi] and use the middle as pivot.
+		if keys[mid] < keys[lo] {
+			keys[mid], keys[lo] = keys[lo], keys[mid]
+		}
+		if keys[hi] < keys[lo] {
+			keys[hi], keys[lo] = keys[lo], keys[hi]
+		}
+		if keys[hi] < keys[mid] {
+			keys[hi], keys[mid] = keys[mid], keys[hi]
+		}
+		pivot := keys[mid]
+		i, j := lo, hi
+		for i <= j {
+			for keys[i] < pivot {
+				i++
+			}
+			for keys[j] > pivot {
+				j--
+			}
+			if i <= j {
+				keys[i], keys[j] = keys[j], keys[i]
+				i++
+				j--
+			}
+		}
+		// Now keys[lo..j] <= pivot <= keys[i..hi].
+		switch {
+		case n-1 <= j:
+			hi = j
+		case n-1 >= i:
+			lo = i
+		default:
+			return
+		}
+	}
 }
 
 func (v *viewer) capturePoints(dst []EntityView) []EntityView {
@@ -312,9 +381,9 @@ func (w *World) refreshAgentIndex() {
 		return
 	}
 	w.agentIdx.reset()
-	for i, a := range w.agents {
+	for _, a := range w.agents {
 		if a.Alive {
-			w.agentIdx.insert(i, a.Pos)
+			w.agentIdx.insert(a)
 			a.shown = roundVec(a.Pos)
 		}
 	}
@@ -375,21 +444,23 @@ func (w *World) observeInto(a *Agent, obs *Observation, cands *[]cand, component
 	obs.NearbyStations = emptyViews(obs.NearbyStations)
 	obs.NearbyHazards = emptyViews(obs.NearbyHazards)
 	obs.NearbyAgents = emptyViews(obs.NearbyAgents)
+	obs.NearbyAgentsMore = 0
 	obs.NearbyObstacles = emptyViews(obs.NearbyObstacles)
 	obs.CapturePoints = obs.CapturePoints[:0]
 	obs.Teammates = obs.Teammates[:0]
 	if a.Alive {
-		v := viewer{w: w, self: a, radius: w.rules.PerceptionRadius, sight: true, cands: (*cands)[:0]}
+		v := viewer{w: w, self: a, radius: w.rules.PerceptionRadius, sight: true, cands: (*cands)[:0],
+			maxAgents: w.rules.MaxNearbyAgents, agentKeys: obs.agentKeys[:0]}
 		obs.NearbyResources = v.resources(obs.NearbyResources)
 		obs.NearbyStations = v.stations(obs.NearbyStations)
 		obs.NearbyHazards = v.hazards(obs.NearbyHazards)
-		obs.NearbyAgents = v.agents(obs.NearbyAgents)
+		obs.NearbyAgents, obs.NearbyAgentsMore = v.agents(obs.NearbyAgents)
 		obs.NearbyObstacles = v.obstacles(obs.NearbyObstacles)
 		// Capture points are objectives: every agent always knows where they are.
 		all := viewer{w: w, self: a, radius: math.Inf(1)}
 		obs.CapturePoints = all.capturePoints(obs.CapturePoints)
 		obs.Teammates = v.teammates(obs.Teammates)
-		*cands = v.cands
+		*cands, obs.agentKeys = v.cands, v.agentKeys
 	}
 	if w.capture != nil && a.Alive {
 		if obs.TeamScores == nil {

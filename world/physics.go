@@ -1,6 +1,7 @@
 package world
 
 import (
+	"container/heap"
 	"errors"
 	"fmt"
 	"math"
@@ -402,14 +403,44 @@ func (w *World) finishCraft(a *Agent, r *Recipe, st *Station) {
 	w.Publish(Event{Type: "item_crafted", Agent: a.ID, Data: map[string]any{"item": r.Output, "count": r.OutputCount, "station": st.Name}})
 }
 
+// stepRespawns brings back the resources due, in the order of the
+// resources. The collected ones wait in a heap by due tick, so that a tick
+// costs what respawns, not every resource of the world.
 func (w *World) stepRespawns() {
-	for i, r := range w.resources {
-		if r.Collected && r.RespawnTicks > 0 && w.tick+1 >= r.respawnAt {
-			r.Collected = false
-			w.resourceIdx.insert(i, r.Pos)
-			w.Publish(Event{Type: "resource_respawned", Data: map[string]any{"resource": r.Name}})
-		}
+	due := w.respawnDue[:0]
+	for len(w.respawns) > 0 && w.tick+1 >= w.respawns[0].at {
+		due = append(due, heap.Pop(&w.respawns).(respawn).idx)
 	}
+	slices.Sort(due)
+	for _, i := range due {
+		r := w.resources[i]
+		r.Collected = false
+		w.resourceIdx.insert(int(i), r.Pos)
+		w.Publish(Event{Type: "resource_respawned", Data: map[string]any{"resource": r.Name}})
+	}
+	w.respawnDue = due[:0]
+}
+
+// respawn is a collected resource waiting to come back at tick at.
+type respawn struct {
+	at  int
+	idx int32
+}
+
+// respawnHeap orders the waiting resources by due tick.
+type respawnHeap []respawn
+
+func (h respawnHeap) Len() int { return len(h) }
+func (h respawnHeap) Less(i, j int) bool {
+	return h[i].at < h[j].at || (h[i].at == h[j].at && h[i].idx < h[j].idx)
+}
+func (h respawnHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *respawnHeap) Push(x any)   { *h = append(*h, x.(respawn)) }
+func (h *respawnHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 // deliverMessages hands last tick's messages to the agents in range, dropping

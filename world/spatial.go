@@ -72,12 +72,13 @@ func (g *bucketGrid) each(x, z, r float64, fn func(idx int)) {
 // the (large) Agent structs of agents that turn out to be out of range.
 type agentGrid struct {
 	bucketGrid
-	at [][]agentEntry
+	at   [][]agentEntry
+	used []int32 // the buckets holding entries, so that reset costs the agents, not the map
 }
 
 type agentEntry struct {
-	idx  int32
-	x, z float64
+	idx, rank int32 // index in World.agents; rank in the order of ids
+	x, z      float64
 }
 
 func newAgentGrid(b Bounds, size float64) *agentGrid {
@@ -88,13 +89,17 @@ func newAgentGrid(b Bounds, size float64) *agentGrid {
 }
 
 func (g *agentGrid) reset() {
-	for i := range g.at {
-		g.at[i] = g.at[i][:0]
+	for _, c := range g.used {
+		g.at[c] = g.at[c][:0]
 	}
+	g.used = g.used[:0]
 }
 
-func (g *agentGrid) insert(idx int, p Vec3) {
-	cx, cz := g.coord(p[0], p[2])
+func (g *agentGrid) insert(a *Agent) {
+	cx, cz := g.coord(a.Pos[0], a.Pos[2])
 	c := cz*g.cols + cx
-	g.at[c] = append(g.at[c], agentEntry{int32(idx), p[0], p[2]})
+	if len(g.at[c]) == 0 {
+		g.used = append(g.used, int32(c))
+	}
+	g.at[c] = append(g.at[c], agentEntry{int32(a.index), a.rank, a.Pos[0], a.Pos[2]})
 }

@@ -3,6 +3,7 @@ package world
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -64,6 +65,9 @@ type World struct {
 
 	recipeCache   map[string]RecipeView
 	cands         []cand // scratch for observations
+	respawns      respawnHeap
+	respawnDue    []int32
+	agentByRank   []int32 // agent indices in the order of ids
 	metricNames   []string
 	objectiveView Objective // what observations show
 	sightSums     []int32   // summed-area table of the sight grid
@@ -337,6 +341,16 @@ func (w *World) addEntities(cfg Config) error {
 		a.Stats.Collected, a.Stats.Crafted = map[string]int{}, map[string]int{}
 		w.agents = append(w.agents, a)
 		w.agentByID[a.ID] = a
+	}
+	// Each agent's rank in the order of ids, so that observations break
+	// distance ties by id without reading the ids.
+	order := make([]*Agent, len(w.agents))
+	copy(order, w.agents)
+	slices.SortFunc(order, func(a, b *Agent) int { return strings.Compare(a.ID, b.ID) })
+	w.agentByRank = make([]int32, len(order))
+	for r, a := range order {
+		a.rank = int32(r)
+		w.agentByRank[r] = int32(a.index)
 	}
 	w.agentIdxDirty = true
 	return nil

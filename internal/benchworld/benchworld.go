@@ -59,9 +59,10 @@ func Config(opt Options) world.Config {
 		cfg.Hazards = append(cfg.Hazards, world.HazardSpec{Name: fmt.Sprintf("Pit%d", i), HazardType: "pit", X: x, Z: z, Radius: 1.5, EntryDamage: 5, DamagePerSecond: 1})
 	}
 	types := []string{"berry", "wood", "stone", "mushroom"}
+	near := indexObstacles(cfg.Obstacles, opt.Size)
 	for i := 0; i < int(area/40); i++ {
 		x, z := at(1)
-		for blocked(cfg.Obstacles, x, z) {
+		for near.blocked(x, z) {
 			x, z = at(1)
 		}
 		cfg.Resources = append(cfg.Resources, world.ResourceSpec{Name: fmt.Sprintf("R%d", i), ResourceType: types[i%len(types)], X: x, Z: z, RespawnTicks: 300})
@@ -86,9 +87,45 @@ func New(opt Options) (*world.World, map[string]engine.Controller, error) {
 	return w, ctrls, nil
 }
 
+// obstacleBuckets files obstacles by the square buckets their reach (outline
+// plus a unit) overlaps, so that placing a resource tests only the obstacles
+// near it; the answers are those of testing every obstacle.
+type obstacleBuckets struct {
+	half  float64
+	cols  int
+	cells [][]int
+	obs   []world.ObstacleSpec
+}
+
+const bucketSide = 16.0
+
+func indexObstacles(obs []world.ObstacleSpec, size float64) *obstacleBuckets {
+	b := &obstacleBuckets{half: size / 2, cols: int(math.Ceil(size/bucketSide)) + 1, obs: obs}
+	b.cells = make([][]int, b.cols*b.cols)
+	for i, o := range obs {
+		rx, rz := o.Radius+1, o.Radius+1
+		if o.Shape == "box" {
+			rx, rz = o.SizeX/2+1, o.SizeZ/2+1
+		}
+		x0, z0 := b.coord(o.X-rx), b.coord(o.Z-rz)
+		x1, z1 := b.coord(o.X+rx), b.coord(o.Z+rz)
+		for cz := z0; cz <= z1; cz++ {
+			for cx := x0; cx <= x1; cx++ {
+				b.cells[cz*b.cols+cx] = append(b.cells[cz*b.cols+cx], i)
+			}
+		}
+	}
+	return b
+}
+
+func (b *obstacleBuckets) coord(v float64) int {
+	return min(max(int((v+b.half)/bucketSide), 0), b.cols-1)
+}
+
 // blocked reports whether (x, z) is within a unit of an obstacle.
-func blocked(obs []world.ObstacleSpec, x, z float64) bool {
-	for _, o := range obs {
+func (b *obstacleBuckets) blocked(x, z float64) bool {
+	for _, i := range b.cells[b.coord(z)*b.cols+b.coord(x)] {
+		o := b.obs[i]
 		dx, dz := x-o.X, z-o.Z
 		if o.Shape == "box" {
 			if math.Abs(dx) < o.SizeX/2+1 && math.Abs(dz) < o.SizeZ/2+1 {

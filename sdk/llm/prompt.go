@@ -84,14 +84,14 @@ func ObservationText(o *sdk.Observation) string {
 	for _, name := range slices.Sorted(maps.Keys(o.Components)) {
 		fmt.Fprintf(&b, "\n## %s\n%s\n", name, sectionText(o.Components[name]))
 	}
-	nearby := func(label string, es []world.EntityView) {
+	nearby := func(label string, es []world.EntityView, more int) {
 		if len(es) == 0 {
 			return
 		}
 		var parts []string
 		for i, e := range es {
 			if i == 12 {
-				parts = append(parts, fmt.Sprintf("… %d more", len(es)-i))
+				more += len(es) - i
 				break
 			}
 			kind := e.ResourceType + e.StationType + e.HazardType + e.ObstacleType
@@ -102,16 +102,19 @@ func ObservationText(o *sdk.Observation) string {
 			// in the form move_to takes.
 			parts = append(parts, fmt.Sprintf("%s%s at [%g, %g, %g] d=%.1f", e.Name, kind, e.Position[0], e.Position[1], e.Position[2], e.Distance))
 		}
+		if more > 0 {
+			parts = append(parts, fmt.Sprintf("… %d more", more))
+		}
 		fmt.Fprintf(&b, "%s: %s\n", label, strings.Join(parts, "; "))
 	}
 	if len(o.NearbyResources)+len(o.NearbyHazards)+len(o.NearbyStations)+len(o.NearbyAgents)+len(o.CapturePoints) > 0 {
 		b.WriteString("\n## Nearby\n")
-		nearby("resources", o.NearbyResources)
-		nearby("hazards", o.NearbyHazards)
-		nearby("stations", o.NearbyStations)
-		nearby("agents", o.NearbyAgents)
-		nearby("capture points", o.CapturePoints)
-		nearby("teammates", o.Teammates)
+		nearby("resources", o.NearbyResources, 0)
+		nearby("hazards", o.NearbyHazards, 0)
+		nearby("stations", o.NearbyStations, 0)
+		nearby("agents", o.NearbyAgents, o.NearbyAgentsMore)
+		nearby("capture points", o.CapturePoints, 0)
+		nearby("teammates", o.Teammates, 0)
 	}
 	if len(o.Messages) > 0 {
 		b.WriteString("\n## Messages\n")

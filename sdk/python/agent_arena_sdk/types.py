@@ -271,7 +271,7 @@ class Observation(Record):
 
     _defaults = {"team": None, "last_action_result": None, "query_result": None, "inventory_details": None,
                  "components": dict, "capture_points": list, "messages": list, "nearby_resources": list,
-                 "nearby_hazards": list, "nearby_stations": list, "nearby_agents": list,
+                 "nearby_hazards": list, "nearby_stations": list, "nearby_agents": list, "nearby_agents_more": 0,
                  "nearby_obstacles": list, "available_recipes": dict, "inventory": dict, "agent_ids": list,
                  "current_action": None, "current_progress": dict, "alive": True, "score": 0.0}
     _types = {

@@ -1,0 +1,66 @@
+package benchworld_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/arena-sim/arena/engine"
+	"github.com/arena-sim/arena/internal/benchworld"
+	"github.com/arena-sim/arena/world"
+	"github.com/stretchr/testify/require"
+)
+
+// BenchmarkScaling measures whole ticks (observations, built-in foragers'
+// decisions, tool calls with path planning, the world step) of generated
+// worlds of several sizes and crowds, on one goroutine. One op is one tick;
+// ns/agent-step is wall time, cpu-ns/agent-step the process's CPU time (GC
+// included), which a busy host disturbs less: docs/performance.md's scaling
+// table reports both.
+func BenchmarkScaling(b *testing.B) {
+	for _, c := range []struct {
+		agents int
+		size   float64
+	}{
+		{100, 256}, {1000, 256}, {10000, 256},
+		{100, 512}, {1000, 512}, {10000, 512},
+		{100, 1024}, {1000, 1024}, {10000, 1024}, {16000, 1024},
+	} {
+		// One world per case: the testing package calls the function with
+		// b.N = 1 first, and the ticks go on from there.
+		var w *world.World
+		var ctrls map[string]engine.Controller
+		b.Run(fmt.Sprintf("agents=%d/size=%g", c.agents, c.size), func(b *testing.B) {
+			if w == nil {
+				var err error
+				w, ctrls, err = benchworld.New(benchworld.Options{Seed: 1, Agents: c.agents, Size: c.size})
+				require.NoError(b, err)
+				// Warm up past the first ticks, when every forager plans its first route.
+				warm := &engine.Runner{World: w, Controllers: ctrls, MaxTicks: 20}
+				_, err = warm.Run(context.Background())
+				require.NoError(b, err)
+			}
+			b.ResetTimer()
+			cpu := cpuTime()
+			runTicks(b, w, ctrls)
+			cpu = cpuTime() - cpu
+			steps := float64(b.N) * float64(c.agents)
+			b.ReportMetric(b.Elapsed().Seconds()*1e9/steps, "ns/agent-step")
+			b.ReportMetric(steps/b.Elapsed().Seconds(), "agent-steps/s")
+			if cpu > 0 {
+				b.ReportMetric(float64(cpu.Nanoseconds())/steps, "cpu-ns/agent-step")
+			}
+		})
+	}
+}
+
+// runTicks runs b.N ticks. It is a function of its own so that callgrind can
+// count its instructions alone (--toggle-collect='*benchworld_test.runTicks'),
+// without building the world and the warm-up.
+//
+//go:noinline
+func runTicks(b *testing.B, w *world.World, ctrls map[string]engine.Controller) {
+	r := &engine.Runner{World: w, Controllers: ctrls, MaxTicks: w.Tick() + b.N}
+	_, err := r.Run(context.Background())
+	require.NoError(b, err)
+}
