@@ -8,28 +8,20 @@ import "github.com/quasilyte/pathing"
 // not. A planner and its forks may answer queries on different goroutines at
 // the same time; each one still serves one goroutine at a time.
 func (p *Planner) Fork() *Planner {
-	q := &Planner{
-		grid:       p.grid,
-		opt:        p.opt,
-		tileCost:   p.tileCost,
-		solid:      p.solid,
-		shapes:     p.shapes,
-		shapeStart: p.shapeStart,
-		shapeIdx:   p.shapeIdx,
-		shapeSeen:  make([]uint32, len(p.shapes)),
-		comp:       p.comp,
-		abs:        p.abs,
-		legs: &legSearcher{
-			pg:    p.legs.pg,
-			astar: pathing.NewAStar(pathing.AStarConfig{NumCols: uint(p.grid.cols), NumRows: uint(p.grid.rows)}),
-			layer: p.legs.layer,
-			tiles: p.legs.tiles,
-		},
-		startSearch: newClusterSearch(p.opt.ClusterSize),
-		goalSearch:  newClusterSearch(p.opt.ClusterSize),
+	q := *p // every index built by NewPlanner, shared
+	// The query scratch, the fork's own (zero values work).
+	q.shapeSeen, q.shapeStamp = make([]uint32, len(p.shapes)), 0
+	q.legs = &legSearcher{
+		pg:    p.legs.pg,
+		astar: pathing.NewAStar(pathing.AStarConfig{NumCols: uint(p.grid.cols), NumRows: uint(p.grid.rows)}),
+		layer: p.legs.layer,
+		tiles: p.legs.tiles,
 	}
+	q.startSearch, q.goalSearch = newClusterSearch(p.opt.ClusterSize), newClusterSearch(p.opt.ClusterSize)
+	q.astar, q.theta = absSearch{}, thetaSearch{}
+	q.cellScratch, q.route, q.route2, q.route3 = nil, nil, nil, nil
 	// The corner index is read-only after NewPlanner; the rest of the
 	// smoother is scratch.
-	q.smooth.cornerAt, q.smooth.cornerPre = p.smooth.cornerAt, p.smooth.cornerPre
-	return q
+	q.smooth = smoother{cornerAt: p.smooth.cornerAt, cornerPre: p.smooth.cornerPre}
+	return &q
 }
