@@ -255,9 +255,15 @@ func (p *Planner) scanRing(s *nearestSearch, r int) {
 			s.offer(x, y)
 		}
 	}
+	g.ring(tc, r, check)
+}
+
+// ring visits the cells of the grid at Chebyshev distance r from tc (tc
+// itself for r = 0), those in bounds only.
+func (g *Grid) ring(tc Cell, r int, visit func(x, y int)) {
 	if r == 0 {
 		if g.InBounds(tc) {
-			check(tc.X, tc.Y)
+			visit(tc.X, tc.Y)
 		}
 		return
 	}
@@ -265,7 +271,7 @@ func (p *Planner) scanRing(s *nearestSearch, r int) {
 	for _, y := range [2]int{tc.Y - r, tc.Y + r} {
 		if y >= 0 && y < g.rows {
 			for x := x0; x <= x1; x++ {
-				check(x, y)
+				visit(x, y)
 			}
 		}
 	}
@@ -273,7 +279,7 @@ func (p *Planner) scanRing(s *nearestSearch, r int) {
 	for _, x := range [2]int{tc.X - r, tc.X + r} {
 		if x >= 0 && x < g.cols {
 			for y := y0; y <= y1; y++ {
-				check(x, y)
+				visit(x, y)
 			}
 		}
 	}

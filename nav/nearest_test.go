@@ -34,26 +34,7 @@ func (p *Planner) nearestInComponentByScan(label int32, target Point) (Cell, boo
 		if float64(r)-0.5 > bestD {
 			break
 		}
-		if r == 0 {
-			check(tc.X, tc.Y)
-			continue
-		}
-		x0, x1 := clampRange(tc.X-r, tc.X+r, g.cols)
-		for _, y := range [2]int{tc.Y - r, tc.Y + r} {
-			if y >= 0 && y < g.rows {
-				for x := x0; x <= x1; x++ {
-					check(x, y)
-				}
-			}
-		}
-		y0, y1 := clampRange(tc.Y-r+1, tc.Y+r-1, g.rows)
-		for _, x := range [2]int{tc.X - r, tc.X + r} {
-			if x >= 0 && x < g.cols {
-				for y := y0; y <= y1; y++ {
-					check(x, y)
-				}
-			}
-		}
+		g.ring(tc, r, check)
 	}
 	return best, found
 }

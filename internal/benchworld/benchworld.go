@@ -125,15 +125,18 @@ func (b *obstacleBuckets) coord(v float64) int {
 // blocked reports whether (x, z) is within a unit of an obstacle.
 func (b *obstacleBuckets) blocked(x, z float64) bool {
 	for _, i := range b.cells[b.coord(z)*b.cols+b.coord(x)] {
-		o := b.obs[i]
-		dx, dz := x-o.X, z-o.Z
-		if o.Shape == "box" {
-			if math.Abs(dx) < o.SizeX/2+1 && math.Abs(dz) < o.SizeZ/2+1 {
-				return true
-			}
-		} else if math.Hypot(dx, dz) < o.Radius+1 {
+		if nearObstacle(&b.obs[i], x, z) {
 			return true
 		}
 	}
 	return false
+}
+
+// nearObstacle reports whether (x, z) is within a unit of o.
+func nearObstacle(o *world.ObstacleSpec, x, z float64) bool {
+	dx, dz := x-o.X, z-o.Z
+	if o.Shape == "box" {
+		return math.Abs(dx) < o.SizeX/2+1 && math.Abs(dz) < o.SizeZ/2+1
+	}
+	return math.Hypot(dx, dz) < o.Radius+1
 }

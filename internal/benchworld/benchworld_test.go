@@ -1,7 +1,6 @@
 package benchworld
 
 import (
-	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -13,13 +12,8 @@ import (
 func TestObstacleBucketsAnswerAsTheScan(t *testing.T) {
 	cfg := Config(Options{Seed: 3, Agents: 10, Size: 200})
 	scan := func(x, z float64) bool {
-		for _, o := range cfg.Obstacles {
-			dx, dz := x-o.X, z-o.Z
-			if o.Shape == "box" {
-				if math.Abs(dx) < o.SizeX/2+1 && math.Abs(dz) < o.SizeZ/2+1 {
-					return true
-				}
-			} else if math.Hypot(dx, dz) < o.Radius+1 {
+		for i := range cfg.Obstacles {
+			if nearObstacle(&cfg.Obstacles[i], x, z) {
 				return true
 			}
 		}
