@@ -96,12 +96,14 @@ type Runner struct {
 	// the seeded order.
 	Workers int
 
-	pool      pool
-	obs       map[string]*world.Observation
-	obsList   []*world.Observation
-	order     []int
-	decisions []world.Decision
-	rng       *rand.Rand
+	pool pool
+	// minParallel: see pool (set by tests through export_test.go).
+	minParallel int
+	obs         map[string]*world.Observation
+	obsList     []*world.Observation
+	order       []int
+	decisions   []world.Decision
+	rng         *rand.Rand
 }
 
 // TickRecord is one tick as the journal keeps it.

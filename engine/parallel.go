@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"runtime"
@@ -46,6 +47,9 @@ type pool struct {
 	// obs holds every agent's observation (also in Runner.obs by id), by
 	// the agent's index.
 	obs []*world.Observation
+	// minParallel replaces the constant when set (tests put small worlds
+	// on the workers).
+	minParallel int
 }
 
 // resize makes n workers for w, keeping those it has.
@@ -63,12 +67,28 @@ func (p *pool) resize(w *world.World, n int) {
 // smaller when there are few agents, so that every worker gets some.
 const maxChunk = 16
 
+// minParallel is the fewest agents worth handing to worker goroutines; fewer
+// are done on the calling goroutine (a decision point of a few agents takes
+// microseconds, a goroutine's wake-up about as much).
+const minParallel = 32
+
 // run calls fn(k, i) for every i in [0, n) on the workers, k being the
 // calling worker's world.Worker, and, when done is not nil, done(lo, hi) on
 // the calling goroutine for each chunk [lo, hi) as it completes. It returns
 // once every call has returned.
 func (p *pool) run(n int, fn func(k *world.Worker, i int), done func(lo, hi int)) {
 	if n == 0 {
+		return
+	}
+	if n < cmp.Or(p.minParallel, minParallel) || len(p.workers) == 1 {
+		// Waking goroutines would cost more than the work: do it here.
+		k := p.workers[0]
+		for i := range n {
+			fn(k, i)
+			if done != nil {
+				done(i, i+1)
+			}
+		}
 		return
 	}
 	chunk := max(1, min(maxChunk, n/(4*len(p.workers))))
@@ -125,6 +145,7 @@ func (r *Runner) decideParallel(ctx context.Context, tick int) error {
 	agents := w.Agents()
 	p := &r.pool
 	p.resize(w, r.workers())
+	p.minParallel = r.minParallel
 	n := len(agents)
 	r.decisions = append(r.decisions[:0], make([]world.Decision, n)...)
 	decisions := r.decisions

@@ -55,8 +55,10 @@ func TestWorkersKeepHashes(t *testing.T) {
 				require.NoError(t, err)
 				ctrls, err := eval.Controllers(sc, w)
 				require.NoError(t, err)
-				return playTicks(t, &engine.Runner{World: w, Controllers: ctrls, DecisionPeriod: sc.Limits.DecisionPeriod,
-					MaxTicks: min(300, max(w.Objective().TimeLimit, 1)), Workers: workers})
+				r := &engine.Runner{World: w, Controllers: ctrls, DecisionPeriod: sc.Limits.DecisionPeriod,
+					MaxTicks: min(300, max(w.Objective().TimeLimit, 1)), Workers: workers}
+				engine.OnWorkersAlways(r) // a few agents too
+				return playTicks(t, r)
 			}
 			h1, r1 := play(1)
 			h4, r4 := play(4)
@@ -113,6 +115,7 @@ func TestWorkersObserveLikeTheTickGoroutine(t *testing.T) {
 						checked++
 					}
 				}}
+			engine.OnWorkersAlways(r)
 			// A second run of the same runner builds its observations anew.
 			for range 2 {
 				r.MaxTicks = w.Tick() + 20
