@@ -187,6 +187,23 @@ class Codec:
         for _, p in self._mask_layout:
             p.ones = [True] * (len(PARAM_CHARSET) if p.kind == "text" else len(p.values) if p.kind == "choice"
                                else self.k if p.kind == "slot" else 1)
+        # where each part of the observation is in its arrays
+        self._float_plan, f = [], 0
+        for key, n in self._float_layout:
+            self._float_plan.append((key, f, f + n))
+            f += n
+        self._kind_plan, t = [], 4
+        for kind, _, n, width, _, _, _ in self._layout:
+            self._kind_plan.append((kind, f, f + n * width, (n, width), t))
+            f, t = f + n * width, t + n
+        # where each part of the mask is: (tool, [(param, start, end, text length or None)])
+        self._mask_plan, n = [], len(self.tools)
+        for name, p in self._mask_layout:
+            size = len(p.ones) if p.kind != "slot" else self.k
+            if not self._mask_plan or self._mask_plan[-1][0] != name:
+                self._mask_plan.append((name, []))
+            self._mask_plan[-1][1].append((p.name, n, n + size, p.length if p.kind == "text" else None))
+            n += size
         # the lengths of the four arrays, to check the server's
         self._n_floats = sum(n for _, n in self._float_layout) + sum(n * w for _, _, n, w, _, _, _ in self._layout)
         self._n_ints = 4 + sum(n for _, _, n, _, _, _, _ in self._layout)
@@ -377,16 +394,11 @@ class Codec:
 
     def _views(self, o, fa, ia, pa, ma):
         """The observation's parts as views of its four arrays."""
-        out, f = {}, 0
-        for key, n in self._float_layout:
-            out[key] = fa[f:f + n]
-            f += n
+        out = {key: fa[lo:hi] for key, lo, hi in self._float_plan}
         out["status"], out["last_action"] = ia[0], ia[1:4]
-        t = 4
-        for kind, _, n, width, _, _, _ in self._layout:
-            out[kind] = {"features": fa[f:f + n * width].reshape(n, width), "type": ia[t:t + n],
-                         "mask": pa[t - 4:t - 4 + n]}
-            f, t = f + n * width, t + n
+        for kind, lo, hi, shape, t in self._kind_plan:
+            out[kind] = {"features": fa[lo:hi].reshape(shape), "type": ia[t:t + shape[0]],
+                         "mask": pa[t - 4:t - 4 + shape[0]]}
         if self.components:
             comps = o.get("components") or {}
             out["components"] = {c: fit_text(_section_text(comps.get(c)), self.text_length) for c in self.components}
@@ -481,15 +493,11 @@ class Codec:
         return buf
 
     def _mask_views(self, arr):
-        n = len(self.tools)
-        out = {"tool": arr[:n]}
-        for name, p in self._mask_layout:
-            m = out.get(name)
-            if m is None:
-                m = out[name] = {}
-            size = len(p.ones) if p.kind != "slot" else self.k
-            m[p.name] = (np.int64(p.length), arr[n:n + size]) if p.kind == "text" else arr[n:n + size]
-            n += size
+        out = {"tool": arr[:len(self.tools)]}
+        for tool, parts in self._mask_plan:
+            m = out[tool] = {}
+            for name, lo, hi, length in parts:
+                m[name] = arr[lo:hi] if length is None else (np.int64(length), arr[lo:hi])
         return out
 
     # -- actions --------------------------------------------------------------------
