@@ -135,6 +135,9 @@ func (s *Server) handle(in ipc.Incoming) {
 			return
 		}
 		sl := sess.slot
+		if sl.conn != in.Conn {
+			return // a connection the slot has since left: its layout is not the new one's
+		}
 		enc, err := rlarrays.Compile(m.Layout)
 		if err != nil {
 			// Observations no longer wait: the client goes on without arrays.
