@@ -27,7 +27,8 @@ import (
 const (
 	MaxSlots  = 1024    // entity slots of one kind, and K
 	MaxNames  = 1 << 14 // names in one vocabulary or choice
-	MaxValues = 1 << 20 // numbers in one observation's arrays together
+	MaxValues = 1 << 16 // numbers in one observation's arrays together
+	MaxParts  = 1024    // entity kinds and mask parts, each
 )
 
 // Layout is the client's description of its encoding. Lists are in the
@@ -109,6 +110,9 @@ type Encoder struct {
 	mask     []int8
 	living   map[string]bool
 	craft    map[string]bool
+	reach    []bool
+	at       []bool
+	free     map[string][]int
 }
 
 type toolKind uint8
@@ -220,7 +224,7 @@ func Compile(l *Layout) (*Encoder, error) {
 		return nil, fmt.Errorf("no layout")
 	}
 	e := &Encoder{l: *l, items: index(l.Inventory, 0), statuses: index(l.Statuses, 1), codes: index(l.ErrorCodes, 1),
-		recipes: l.Recipes, living: map[string]bool{}, craft: map[string]bool{}}
+		recipes: l.Recipes, living: map[string]bool{}, craft: map[string]bool{}, free: map[string][]int{}}
 	for _, list := range [][]string{l.Self, l.Inventory, l.Progress, l.TeamScores, l.Statuses, l.ErrorCodes, l.Tools, l.Recipes, l.Queries} {
 		if len(list) > MaxNames {
 			return nil, fmt.Errorf("a list of %d names (at most %d)", len(list), MaxNames)
@@ -238,6 +242,10 @@ func Compile(l *Layout) (*Encoder, error) {
 			return nil, fmt.Errorf("unknown self feature %q", f)
 		}
 		e.self = append(e.self, fn)
+	}
+	if len(l.Kinds) > MaxParts || len(l.Params) > MaxParts {
+		// Each costs a step of every observation's encoding, even empty.
+		return nil, fmt.Errorf("%d entity kinds and %d mask parts (at most %d each)", len(l.Kinds), len(l.Params), MaxParts)
 	}
 	values := len(l.Self) + len(l.Inventory) + len(l.Progress) + len(l.TeamScores) + len(l.Tools)
 	for _, k := range l.Kinds {
@@ -380,15 +388,17 @@ func (e *Encoder) masks(o *world.Observation, buf []int8) []int8 {
 	res := o.NearbyResources[:min(len(o.NearbyResources), k)]
 	stations := o.NearbyStations[:min(len(o.NearbyStations), k)]
 	full := o.InventoryUsed >= o.InventoryCap
-	reach, anyReach := make([]bool, len(res)), false
+	reach, anyReach := e.reach[:0], false
 	for i := range res {
-		reach[i] = !full && res[i].Distance <= e.l.CollectRange
+		reach = append(reach, !full && res[i].Distance <= e.l.CollectRange)
 		anyReach = anyReach || reach[i]
 	}
-	at := make([]bool, len(stations))
+	at := append(e.at[:0], make([]bool, len(stations))...)
+	e.reach, e.at = reach, at
 	clear(e.craft)
 	if len(e.recipes) > 0 && len(stations) > 0 {
-		free := map[string][]int{}
+		free := e.free
+		clear(free)
 		for j := range stations {
 			st := &stations[j]
 			if st.Distance <= e.l.CraftRange && (st.InUse == nil || !*st.InUse) {

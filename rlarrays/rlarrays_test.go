@@ -32,10 +32,17 @@ func TestCompileRefusesWhatItCannotUse(t *testing.T) {
 		{"negative ones", func(l *Layout) { l.Params[0].Size = -3 }, "size -3"},
 		{"too many names", func(l *Layout) { l.Tools = make([]string, MaxNames+1) }, "16385 names"},
 		{"too many values", func(l *Layout) {
-			for range 120 {
+			for range 5 {
 				l.Params = append(l.Params, Param{Kind: "ones", Size: MaxNames})
 			}
-		}, "at most 1048576"},
+		}, "at most 65536"},
+		{"empty parts by the million", func(l *Layout) {
+			l.Params = make([]Param, MaxParts+1)
+			for i := range l.Params {
+				l.Params[i].Kind = "ones"
+			}
+		}, "1025 mask parts"},
+		{"empty kinds", func(l *Layout) { l.Kinds = make([]Kind, MaxParts+1) }, "1025 entity kinds"},
 		{"NaN range", func(l *Layout) { l.CraftRange = math.NaN() }, "are numbers"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

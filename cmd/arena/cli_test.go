@@ -15,7 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// arenaIn runs the test binary as the arena command in dir, and returns its
+// arenaIn runs the test binary as the arena command in dir (the current
+// folder when ""), killed after a minute, and returns its
 // exit code, stdout and stderr.
 func arenaIn(t *testing.T, dir string, args ...string) (int, string, string) {
 	t.Helper()

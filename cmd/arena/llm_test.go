@@ -4,13 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -101,24 +99,9 @@ func TestServeWithLLMBots(t *testing.T) {
 // it took.
 func arenaProcess(t *testing.T, args ...string) (int, string, time.Duration) {
 	t.Helper()
-	// A command that does not stop is killed after a minute (the caller's
-	// checks of its time and its output then fail).
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run", "^$")
-	cmd.Env = append(os.Environ(), "ARENA_TEST_MAIN="+strings.Join(args, "\n"))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
 	start := time.Now()
-	err := cmd.Run()
-	code := 0
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		code = exit.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return code, stderr.String(), time.Since(start)
+	code, _, stderr := arenaIn(t, "", args...)
+	return code, stderr, time.Since(start)
 }
 
 // scriptedModel is an OpenAI-compatible server answering with statuses in
