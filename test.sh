@@ -57,12 +57,13 @@ echo "== fuzz smoke (decoders)"
 # durations: with a duration, Go 1.26's fuzzing coordinator can report a bare
 # "context deadline exceeded" at the deadline when a loaded machine delays a
 # worker (go.dev/issue/75804, fixed in Go 1.27), failing CI with no finding.
-go test -run '^$' -fuzz '^FuzzParse$' -fuzztime 20000x ./scenarios
-go test -run '^$' -fuzz '^FuzzValidate$' -fuzztime 12000x ./tools
-go test -run '^$' -fuzz '^FuzzReadFrame$' -fuzztime 80000x ./ipc
-go test -run '^$' -fuzz '^FuzzDecode$' -fuzztime 80000x ./ipc
-go test -run '^$' -fuzz '^FuzzReadReplay$' -fuzztime 60000x ./engine
-go test -run '^$' -fuzz '^FuzzComponentTools$' -fuzztime 150000x ./components
+# Minimizing a new interesting input is bounded too (it ran a minute at times).
+go test -run '^$' -fuzz '^FuzzParse$' -fuzztime 20000x -fuzzminimizetime 500x ./scenarios
+go test -run '^$' -fuzz '^FuzzValidate$' -fuzztime 12000x -fuzzminimizetime 500x ./tools
+go test -run '^$' -fuzz '^FuzzReadFrame$' -fuzztime 80000x -fuzzminimizetime 500x ./ipc
+go test -run '^$' -fuzz '^FuzzDecode$' -fuzztime 80000x -fuzzminimizetime 500x ./ipc
+go test -run '^$' -fuzz '^FuzzReadReplay$' -fuzztime 60000x -fuzzminimizetime 500x ./engine
+go test -run '^$' -fuzz '^FuzzComponentTools$' -fuzztime 150000x -fuzzminimizetime 500x ./components
 
 echo "== Python SDK (sdk/python)"
 PYTHONPATH=sdk/python /usr/bin/python3 -m unittest discover -s sdk/python/tests
