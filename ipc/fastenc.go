@@ -154,6 +154,9 @@ func (e *fastEncoder) appendObservationMsg(b []byte, m *ObservationMsg) ([]byte,
 		}
 		e.obsNoAgentIDs = p
 	})
+	if m.Embed && m.Observation != nil {
+		return e.appendEmbedded(b, m)
+	}
 	// Keys in Core Deterministic order: shorter first, then bytewise.
 	n := uint64(3)
 	if len(m.AgentsLeft) > 0 {
@@ -168,12 +171,32 @@ func (e *fastEncoder) appendObservationMsg(b []byte, m *ObservationMsg) ([]byte,
 	b = appendHead(b, 0xa0, n)
 	b = appendInt(append(b, "\x64tick"...), int64(m.Tick))
 	b = appendText(append(b, "\x64type"...), m.Type)
-	if m.Arrays != nil {
-		var err error
-		if b, err = e.Append(append(b, "\x66arrays"...), m.Arrays); err != nil {
-			return b, err
-		}
+	b, err := e.appendArrays(b, m)
+	if err != nil {
+		return b, err
 	}
+	b = append(appendLeftAndDeadline(b, m), "\x6bobservation"...)
+	if m.Observation == nil {
+		return append(b, 0xf6), nil
+	}
+	p := e.obsWithAgentID
+	if m.OmitAgentIDs {
+		p = e.obsNoAgentIDs
+	}
+	return p.fn(b, reflect.ValueOf(m.Observation).Elem())
+}
+
+// appendArrays appends m's arrays entry, if it has one.
+func (e *fastEncoder) appendArrays(b []byte, m *ObservationMsg) ([]byte, error) {
+	if m.Arrays == nil {
+		return b, nil
+	}
+	return e.Append(append(b, "\x66arrays"...), m.Arrays)
+}
+
+// appendLeftAndDeadline appends m's agents_left and deadline_ms entries,
+// those it has.
+func appendLeftAndDeadline(b []byte, m *ObservationMsg) []byte {
 	if len(m.AgentsLeft) > 0 {
 		b = appendHead(append(b, "\x6bagents_left"...), 0x80, uint64(len(m.AgentsLeft)))
 		for _, id := range m.AgentsLeft {
@@ -183,15 +206,60 @@ func (e *fastEncoder) appendObservationMsg(b []byte, m *ObservationMsg) ([]byte,
 	if m.DeadlineMS != 0 {
 		b = appendInt(append(b, "\x6bdeadline_ms"...), int64(m.DeadlineMS))
 	}
-	b = append(b, "\x6bobservation"...)
-	if m.Observation == nil {
-		return append(b, 0xf6), nil
+	return b
+}
+
+// appendEmbedded encodes m with its observation as observation_cbor (see
+// ObservationMsg.Embed).
+func (e *fastEncoder) appendEmbedded(b []byte, m *ObservationMsg) ([]byte, error) {
+	o := m.Observation
+	n := uint64(6) // tick, type, alive, score, arrays?, observation_cbor
+	if m.Arrays == nil {
+		n--
 	}
-	p := e.obsWithAgentID
-	if m.OmitAgentIDs {
-		p = e.obsNoAgentIDs
+	if !m.OmitAgentIDs {
+		n++
 	}
-	return p.fn(b, reflect.ValueOf(m.Observation).Elem())
+	if len(m.AgentsLeft) > 0 {
+		n++
+	}
+	if m.DeadlineMS != 0 {
+		n++
+	}
+	b = appendHead(b, 0xa0, n)
+	b = appendInt(append(b, "\x64tick"...), int64(m.Tick))
+	b = appendText(append(b, "\x64type"...), m.Type)
+	alive := byte(0xf4)
+	if o.Alive {
+		alive = 0xf5
+	}
+	b = append(append(b, "\x65alive"...), alive)
+	b = appendFloat(append(b, "\x65score"...), o.Score, true)
+	b, err := e.appendArrays(b, m)
+	if err != nil {
+		return b, err
+	}
+	if !m.OmitAgentIDs && o.AgentIDs == nil {
+		b = append(b, "\x69agent_ids\xf6"...) // as the observation would have it
+	} else if !m.OmitAgentIDs {
+		b = appendHead(append(b, "\x69agent_ids"...), 0x80, uint64(len(o.AgentIDs)))
+		for _, id := range o.AgentIDs {
+			b = appendText(b, id)
+		}
+	}
+	b = append(appendLeftAndDeadline(b, m), "\x70observation_cbor"...)
+	// The map is encoded in place, then moved up behind its byte string's head.
+	start := len(b)
+	if b, err = e.obsNoAgentIDs.fn(b, reflect.ValueOf(o).Elem()); err != nil {
+		return b, err
+	}
+	size := len(b) - start
+	var scratch [9]byte
+	head := appendHead(scratch[:0], 0x40, uint64(size))
+	b = append(b, head...)
+	copy(b[start+len(head):], b[start:start+size])
+	copy(b[start:], head)
+	return b, nil
 }
 
 func appendText(b []byte, s string) []byte {

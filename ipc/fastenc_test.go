@@ -324,6 +324,7 @@ func TestMarshalFrameMatchesMarshal(t *testing.T) {
 		var msg ObservationMsg
 		f.fill(reflect.ValueOf(&msg).Elem(), 0)
 		msg.OmitAgentIDs = i%2 == 1
+		msg.Embed = i%3 == 1
 		want := marshalWithoutAgentIDs(t, c, msg)
 		frame, err := c.marshalFrame(msg)
 		if err != nil {
@@ -345,7 +346,7 @@ func marshalWithoutAgentIDs(t *testing.T, c *Codec, msg ObservationMsg) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !msg.OmitAgentIDs || msg.Observation == nil {
+	if !(msg.OmitAgentIDs || msg.Embed) || msg.Observation == nil {
 		return want
 	}
 	var m map[string]any
@@ -353,10 +354,21 @@ func marshalWithoutAgentIDs(t *testing.T, c *Codec, msg ObservationMsg) []byte {
 		t.Fatal(err)
 	}
 	obs := m["observation"].(map[any]any)
-	if _, ok := obs["agent_ids"]; !ok {
+	ids, ok := obs["agent_ids"]
+	if !ok {
 		t.Fatal("the reference encoding has no agent_ids")
 	}
 	delete(obs, "agent_ids")
+	if msg.Embed { // the map in a byte string, score, alive and the roster beside it
+		delete(m, "observation")
+		if m["observation_cbor"], err = c.Marshal(obs); err != nil {
+			t.Fatal(err)
+		}
+		m["score"], m["alive"] = obs["score"], obs["alive"]
+		if !msg.OmitAgentIDs {
+			m["agent_ids"] = ids
+		}
+	}
 	if want, err = c.Marshal(m); err != nil {
 		t.Fatal(err)
 	}
@@ -374,6 +386,7 @@ func TestMarshalFrameRealObservations(t *testing.T) {
 		if i%4 == 1 {
 			msg.Arrays = &rlarrays.Arrays{F32: []byte{0, 0, 128, 63}, I64: []byte{}, Mask: []byte{1, 0, 1}}
 		}
+		msg.Embed = i%5 >= 3
 		want := marshalWithoutAgentIDs(t, c, msg)
 		frame, err := c.marshalFrame(msg)
 		if err != nil {

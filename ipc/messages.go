@@ -71,6 +71,11 @@ type Bye struct {
 type ObservationArrays struct {
 	Type   string           `cbor:"type"`
 	Layout *rlarrays.Layout `cbor:"layout"`
+	// ObservationBytes asks that observations come as observation_cbor,
+	// the observation map's encoding in a byte string, with its score and
+	// alive beside it (see ObservationMsg.Embed): a client that reads the
+	// arrays decodes the map only when it needs it.
+	ObservationBytes bool `cbor:"observation_bytes,omitempty"`
 }
 
 // Control is a spectator's request: pause, resume, step, speed, or inspect
@@ -126,6 +131,11 @@ type ObservationMsg struct {
 	AgentsLeft []string `cbor:"agents_left,omitempty"`
 	// OmitAgentIDs leaves agent_ids out of the observation's encoding.
 	OmitAgentIDs bool `cbor:"-"`
+	// Embed sends the observation as observation_cbor (a byte string holding
+	// the encoding of the observation map, without agent_ids) in place of
+	// observation, with the observation's score and alive in the message,
+	// and agent_ids too unless OmitAgentIDs (ObservationArrays.ObservationBytes).
+	Embed bool `cbor:"-"`
 }
 
 // Result answers a Query.

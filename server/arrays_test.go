@@ -118,3 +118,76 @@ func TestObservationArraysOverTheWire(t *testing.T) {
 	require.Equal(t, 5, observations)
 	<-done
 }
+
+// TestObservationBytesOverTheWire: two servers play the same episode, one
+// client asking for observation_bytes and one not. Every observation_cbor
+// holds exactly the other's observation map without agent_ids (the roster
+// the client holds), with the map's score and alive beside it, and the
+// same arrays.
+func TestObservationBytesOverTheWire(t *testing.T) {
+	opt := server.Options{Seed: 3, SecretSeed: 3, Agents: 2, Ticks: 6, DecisionTimeout: 5 * time.Second}
+	addrA, doneA, _ := start(t, opt)
+	addrB, doneB, _ := start(t, opt)
+	var clients [2][2]*client // [server][agent]
+	for i, addr := range []string{addrA, addrB} {
+		for j, id := range []string{"agent_001", "agent_002"} {
+			c := dial(t, addr)
+			c.send(map[string]any{"type": "hello", "protocol": 1, "role": "agent", "agent": id, "arrays": true})
+			w, _ := c.recv()
+			require.Equal(t, "welcome", w["type"], "%v", w)
+			c.send(map[string]any{"type": "observation_arrays", "layout": arraysLayout(), "observation_bytes": i == 0})
+			clients[i][j] = c
+		}
+	}
+	next := func(c *client) map[string]any {
+		for {
+			m, _ := c.recv()
+			if m["type"] != "episode_start" {
+				return m
+			}
+		}
+	}
+	observations := 0
+	for {
+		ended := false
+		for j := range 2 {
+			embedded, plain := next(clients[0][j]), next(clients[1][j])
+			require.Equal(t, plain["type"], embedded["type"], "%v / %v", embedded, plain)
+			if plain["type"] == "episode_end" {
+				require.Equal(t, plain["observation"], embedded["observation"], "episode_end carries the map either way")
+				require.NotNil(t, plain["observation"])
+				require.Equal(t, plain["arrays"], embedded["arrays"])
+				ended = true
+				continue
+			}
+			require.Equal(t, "observation", plain["type"], "%v", plain)
+			require.NotContains(t, embedded, "observation")
+			blob, ok := embedded["observation_cbor"].([]byte)
+			require.True(t, ok, "observation_cbor is %T", embedded["observation_cbor"])
+			var inner map[any]any
+			require.NoError(t, cbor.Unmarshal(blob, &inner))
+			want := map[any]any{}
+			for k, v := range plain["observation"].(map[any]any) {
+				want[k] = v
+			}
+			require.NotContains(t, inner, "agent_ids", "the roster goes beside the map, if at all")
+			delete(want, "agent_ids")
+			require.Equal(t, want, inner)
+			require.Equal(t, want["score"], embedded["score"])
+			require.Equal(t, want["alive"], embedded["alive"])
+			require.Equal(t, plain["arrays"], embedded["arrays"])
+			require.Equal(t, plain["tick"], embedded["tick"])
+			observations++
+			for i := range 2 {
+				clients[i][j].send(map[string]any{"type": "decision", "tick": plain["tick"], "tool": "move_to",
+					"params": map[string]any{"target": []float64{float64(3 * j), 0, float64(observations)}}})
+			}
+		}
+		if ended {
+			break
+		}
+	}
+	require.Equal(t, 12, observations)
+	<-doneA
+	<-doneB
+}

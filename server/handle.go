@@ -145,6 +145,7 @@ func (s *Server) handle(in ipc.Incoming) {
 		}
 		held := sl.awaitingLayout
 		sl.arrays, sl.awaitingLayout = enc, false
+		sl.embed = enc != nil && m.ObservationBytes
 		if held {
 			s.resendPending(sl)
 		}
@@ -238,7 +239,7 @@ func (s *Server) hello(sess *session, h *ipc.Hello) {
 		return
 	}
 	sl.conn, sess.slot, sl.fullRoster = c, sl, h.FullRoster
-	sl.arrays, sl.awaitingLayout = nil, h.Arrays
+	sl.arrays, sl.awaitingLayout, sl.embed = nil, h.Arrays, false
 	s.undecided = 0 // lockstep waits for this slot again (see allDecided)
 	c.Send(s.welcome(sess, sl))
 	s.admit(sess)

@@ -114,6 +114,9 @@ type slot struct {
 	// asked (observation_arrays); arr is the scratch the encoding goes in.
 	arrays *rlarrays.Encoder
 	arr    rlarrays.Arrays
+	// embed: its observations go as observation_cbor (the client asked
+	// for observation_bytes with its layout).
+	embed bool
 	// awaitingLayout: the client said its layout follows (hello's arrays);
 	// its observations are held until it comes.
 	awaitingLayout bool
@@ -121,7 +124,7 @@ type slot struct {
 
 // observationMsg is the observation message for the slot's client.
 func (sl *slot) observationMsg(tick int, o *world.Observation) ipc.ObservationMsg {
-	msg := ipc.ObservationMsg{Type: "observation", Tick: tick, Observation: o}
+	msg := ipc.ObservationMsg{Type: "observation", Tick: tick, Observation: o, Embed: sl.embed}
 	if sl.arrays != nil {
 		sl.arrays.Encode(o, &sl.arr)
 		msg.Arrays = &sl.arr

@@ -139,16 +139,28 @@ class Roster:
         elif t == "observation":
             obs = m.get("observation")
             if not isinstance(obs, dict):
+                if "observation_cbor" in m:  # the map still encoded: see fill
+                    self._update(m.get("agent_ids"), m.get("agents_left"))
                 return
             ids = obs.get("agent_ids")
             if isinstance(ids, list):
                 self.ids = list(ids)
                 return
-            left = m.get("agents_left")
-            if left and self.ids:
-                gone = set(left)
-                self.ids = [a for a in self.ids if a not in gone]
+            self._update(None, m.get("agents_left"))
             obs["agent_ids"] = list(self.ids or ())
+
+    def _update(self, ids, left):
+        if isinstance(ids, list):
+            self.ids = list(ids)
+        elif left and self.ids:
+            gone = set(left)
+            self.ids = [a for a in self.ids if a not in gone]
+
+    def fill(self, obs: dict) -> dict:
+        """Puts the roster into an observation decoded from an ``observation_cbor``
+        (which ``track`` saw as bytes): valid until the next observation is tracked."""
+        obs["agent_ids"] = list(self.ids or ())
+        return obs
 
 
 def encode_frame(msg: dict) -> bytes:

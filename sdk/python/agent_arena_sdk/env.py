@@ -259,6 +259,9 @@ class ArenaParallelEnv(_ParallelBase):
     (default: no limit; a server that exits is noticed at once either way).
     ``server_arrays``: with the "dict" observation, let the server compute each
     observation's arrays (the default; False encodes in Python, the same values).
+    ``lazy_decode``: with server arrays, observations arrive still encoded and are
+    decoded only when something needs the map (:meth:`raw_observation`, an action
+    naming an entity slot, component sections); the default. False decodes every one.
 
     Rewards are the change of each agent's score, counted from 0, so that an agent's
     rewards sum to its score at the end. An episode that ends at the time limit is a
@@ -275,7 +278,7 @@ class ArenaParallelEnv(_ParallelBase):
                  arena: str | None = None, observation: str = "auto", k: int = 8, text_length: int = 16384,
                  ticks: int | None = None, render_mode: str | None = None, out: str | None = None,
                  episodes_per_server: int = 100, step_timeout: float | None = None, extra_args: tuple = (),
-                 server_arrays: bool = True):
+                 server_arrays: bool = True, lazy_decode: bool = True):
         self.arena = find_arena(arena)
         self.scenario = scenario
         self.info = scenario_info(self.arena, scenario, agents)
@@ -296,6 +299,7 @@ class ArenaParallelEnv(_ParallelBase):
         self.observation_mode = observation
         # The server computes the "dict" encoding's arrays (docs/python.md, "Where the encoding runs").
         self._layout = self.codec.arrays_layout() if observation == "dict" and server_arrays else None
+        self._lazy = self._layout is not None and lazy_decode
         self._obs_spaces = {a: self.codec.observation_space() for a in self.possible_agents}
         self._act_spaces = {a: self.codec.action_space() for a in self.possible_agents}
         self._renderer = None
@@ -307,6 +311,7 @@ class ArenaParallelEnv(_ParallelBase):
         self._np_random: np.random.Generator | None = None
         self._np_random_seed: int | None = None
         self._raw: dict[str, dict] = {}        # the last observation map of each agent
+        self._undecoded: dict[str, bytes] = {}  # ... or its encoding, until needed (lazy_decode)
         self._obs: dict[str, Any] = {}         # ... and its encoding
         self._scores: dict[str, float] = {}
         self._episode = 0                      # episodes played on the current server
@@ -405,7 +410,7 @@ class ArenaParallelEnv(_ParallelBase):
     def raw_observation(self, agent: str) -> Observation:
         """The agent's last observation as the SDK's typed Observation (for scripted
         policies and debugging): what the server sent, before encoding."""
-        return Observation.wrap(self._raw[agent])
+        return Observation.wrap(self._raw_of(agent))
 
     def query(self, agent: str, tool: str, params: dict | None = None, /, **kw) -> dict:
         """A mid-turn query for ``agent`` (``query_world``, ``query_inventory``, a
@@ -495,13 +500,13 @@ class ArenaParallelEnv(_ParallelBase):
         self._ended, self._final = False, False
         self.agents = list(self.possible_agents)
         self._scores = {a: 0.0 for a in self.agents}
-        self._raw, self._obs = {}, {}
+        self._raw, self._obs, self._undecoded = {}, {}, {}
         obs, infos = {}, {}
         for a in self.agents:
             m = self._read(a, start=True)
             if m.get("type") != "observation":
                 raise RuntimeError(f"{a}: the episode ended before its first observation: {m.get('reason')}")
-            obs[a], infos[a] = self._take(a, m["observation"], m.get("arrays"))
+            obs[a], infos[a] = self._take_message(a, m)[:2]
         rt.ping_in_background()
         return obs, infos
 
@@ -525,7 +530,8 @@ class ArenaParallelEnv(_ParallelBase):
             rt.slots[a] = _Slot(a, sock, w)
             rt.live.add(rt.slots[a])
             if self._layout is not None:
-                rt.slots[a].send({"type": "observation_arrays", "layout": self._layout})
+                rt.slots[a].send({"type": "observation_arrays", "layout": self._layout,
+                                  "observation_bytes": self._lazy})
 
     def _read(self, agent: str, start: bool = False) -> dict:
         """The agent's next observation or episode_end (with start: skip to the next
@@ -566,9 +572,33 @@ class ArenaParallelEnv(_ParallelBase):
         what = f"arena serve exited with status {rc}" if rc is not None else f"the connection of {agent} ended"
         raise ConnectionLost(f"{what} ({cause})" + (f"\nserve.log:\n{tail}" if tail else "")) from cause
 
+    def _raw_of(self, agent: str) -> dict | None:
+        """The agent's last observation map, decoded now if it came as bytes."""
+        blob = self._undecoded.pop(agent, None)
+        if blob is not None:
+            raw, slot = cbor2.loads(blob), self._rt.slots.get(agent)
+            self._raw[agent] = slot.roster.fill(raw) if slot is not None else raw
+        return self._raw.get(agent)
+
+    def _take_message(self, agent: str, m: dict):
+        """_take of an observation message, whose map may still be encoded: returns the
+        encoding, the info, the score and whether the agent is alive."""
+        blob = m.get("observation_cbor")
+        if blob is None:
+            raw = m["observation"]
+            enc, info = self._take(agent, raw, m.get("arrays"))
+            return enc, info, float(raw.get("score") or 0.0), raw.get("alive") is not False
+        self._raw.pop(agent, None)
+        self._undecoded[agent] = blob
+        raw = self._raw_of(agent) if self.codec.components else None  # their text is encoded
+        enc = self.codec.encode(raw, None, m.get("arrays"))
+        self._obs[agent] = enc
+        return enc, {"tick": m.get("tick", 0)}, float(m.get("score") or 0.0), m.get("alive") is not False
+
     def _take(self, agent: str, raw: dict, arrays: dict | None = None):
         """Keeps the observation; returns it encoded (from the server's arrays when it
         sent them), with its info."""
+        self._undecoded.pop(agent, None)
         self._raw[agent] = raw
         enc = self.codec.encode(raw, self._renderer, arrays)
         self._obs[agent] = enc
@@ -587,8 +617,8 @@ class ArenaParallelEnv(_ParallelBase):
         extra = [a for a in actions if a not in self.agents]
         if extra:
             raise ValueError(f"actions for agents that are not playing: {extra} (playing: {self.agents})")
-        msgs = {a: self.codec.decode(actions.get(a), self._raw.get(a)).to_message(self._rt.slots[a].tick)
-                for a in self.agents}
+        msgs = {a: self.codec.decode(actions.get(a), functools.partial(self._raw_of, a)).to_message(
+            self._rt.slots[a].tick) for a in self.agents}
         for a, msg in msgs.items():
             try:
                 self._rt.slots[a].send(msg)
@@ -602,11 +632,9 @@ class ArenaParallelEnv(_ParallelBase):
         for a in list(self.agents):
             m = self._read(a)
             if m.get("type") == "observation":
-                raw = m["observation"]
-                obs[a], infos[a] = self._take(a, raw, m.get("arrays"))
-                score = float(raw.get("score") or 0.0)
+                obs[a], infos[a], score, alive = self._take_message(a, m)
                 rewards[a], self._scores[a] = score - self._scores[a], score
-                dead = raw.get("alive") is False
+                dead = not alive
                 terms[a], truncs[a] = dead, False
                 if dead:
                     self.agents.remove(a)
@@ -620,7 +648,7 @@ class ArenaParallelEnv(_ParallelBase):
             res = next((r for r in ((end.get("results") or {}).get("agents") or []) if r.get("id") == a), {})
             raw = end.get("observation")
             if not isinstance(raw, dict):  # a server older than the final observation
-                raw = dict(self._raw.get(a) or {})
+                raw = dict(self._raw_of(a) or {})
                 raw["tick"] = end.get("tick", raw.get("tick"))
                 if res:
                     raw["score"] = res.get("score", raw.get("score"))
@@ -785,7 +813,7 @@ class ArenaVectorEnv(gymnasium.vector.VectorEnv):
             raise ValueError(f"{len(per_env)} actions for {self.num_envs} envs")
         for e, a, reset in zip(self.envs, per_env, self._autoreset):  # checked first: nothing sent on a bad one
             if not reset:
-                e.par.codec.decode(a, e.par._raw.get(e.agent))
+                e.par.codec.decode(a, functools.partial(e.par._raw_of, e.agent))
         for e, a, reset in zip(self.envs, per_env, self._autoreset):
             if reset:
                 e.par._begin_reset(None)

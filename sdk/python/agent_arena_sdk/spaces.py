@@ -506,7 +506,8 @@ class Codec:
         """An action (of the action space, a Decision, a ``{"tool": name, "params": ...}``
         dict or None for idle) as a Decision; raises ValueError or TypeError for an
         action that is none of these (an unknown tool, an index out of range, ...).
-        ``last`` is the observation the action answers (entity slots refer to it)."""
+        ``last`` is the observation the action answers (entity slots refer to it), or a
+        function that returns it (called only for an entity slot)."""
         if action is None:
             return Decision.idle()
         if isinstance(action, Decision):
@@ -537,7 +538,7 @@ class Codec:
                     v = np.asarray(v, np.float32)
                 if not p.space.contains(v):
                     raise ValueError(f"action[{name!r}][{p.name!r}] = {v!r} is not in {p.space}")
-                params[p.name] = self._param_value(p, v, last or {})
+                params[p.name] = self._param_value(p, v, last)
         return Decision(name, params)
 
     def _check_named(self, tool, params, reasoning):
@@ -559,7 +560,9 @@ class Codec:
         if p.kind == "choice":
             return p.values[int(v)]
         if p.kind == "slot":
-            es = last.get(self.KINDS[p.entity][0]) or ()
+            if callable(last):
+                last = last()
+            es = (last or {}).get(self.KINDS[p.entity][0]) or ()
             i = int(v)
             return es[i].get("name") if i < len(es) else EMPTY_SLOT
         return str(v)

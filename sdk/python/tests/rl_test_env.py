@@ -137,13 +137,59 @@ class PettingZooTest(unittest.TestCase):
                 steps = 0
                 while True:
                     for a, o in obs.items():
-                        assert_same_encoding(self, o, encode(env._raw[a]), f"{scenario} {a} step {steps}")
+                        assert_same_encoding(self, o, encode(env._raw_of(a)), f"{scenario} {a} step {steps}")
                     if not env.agents:
                         break
                     obs, _, _, _, infos = env.step(masked_actions(env, obs, infos))
                     steps += 1
                 self.assertGreater(steps, 10)
                 self.assertTrue(all(seen), f"{seen.count(False)} of {len(seen)} observations came without arrays")
+
+    def test_lazy_decoding_changes_nothing(self):
+        # Two envs play the same episodes, one decoding every observation as it comes
+        # and one (the default) only when something needs the map: the same
+        # observations, rewards, ends and raw observations, roster included. The agents
+        # walk to the nearest resource and collect it with an entity slot (the map is
+        # decoded for that), else take sampled actions.
+        slots = 0
+        for scenario in ("foraging", "crafting", "team_capture"):
+            with self.subTest(scenario=scenario):
+                lazy = penv(scenario, observation="dict", ticks=60)
+                eager = penv(scenario, observation="dict", ticks=60, lazy_decode=False)
+                self.addCleanup(lazy.close)
+                self.addCleanup(eager.close)
+                self.assertTrue(lazy._lazy)
+                self.assertFalse(eager._lazy)
+                (lo, li), (eo, ei) = lazy.reset(seed=9), eager.reset(seed=9)
+                tools = lazy.codec.tools
+                undecoded = step = 0
+                while True:
+                    assert_same_encoding(self, lo, eo, f"{scenario} step {step}")
+                    self.assertEqual(li, ei)
+                    if not lazy.agents:
+                        break
+                    la, ea = masked_actions(lazy, lo, li), masked_actions(eager, eo, ei)
+                    for a in la:
+                        assert_same_encoding(self, la[a], ea[a], f"{scenario} action of {a}")
+                        allowed = lo[a]["action_mask"]["tool"]
+                        if "collect" in tools and allowed[tools.index("collect")]:
+                            la[a]["tool"] = ea[a]["tool"] = tools.index("collect")
+                            slots += 1
+                        elif step % 10 == 0:
+                            near = lazy.raw_observation(a).nearby_resources
+                            if near:
+                                la[a] = ea[a] = {"tool": "move_to", "params": {"target": list(near[0].position)}}
+                    lo, lr, lt, ltr, li = lazy.step(la)
+                    eo, er, et, etr, ei = eager.step(ea)
+                    step += 1
+                    undecoded += len(lazy._undecoded)
+                    self.assertEqual((lr, lt, ltr), (er, et, etr))
+                    for a in lazy.agents:
+                        self.assertEqual(lazy.raw_observation(a), eager.raw_observation(a))
+                        self.assertIn("agent_ids", lazy.raw_observation(a))
+                self.assertGreater(undecoded, 0, "every observation was decoded at once")
+                self.assertFalse(eager._undecoded)
+        self.assertGreater(slots, 0, "no action named an entity slot")
 
     def test_masks_allow_collect_when_in_range(self):
         # foraging seed 1: agent_001 walks to Berry11 with a Decision; then the mask
