@@ -126,6 +126,10 @@ type ObservationMsg struct {
 	AgentsLeft []string `cbor:"agents_left,omitempty"`
 	// OmitAgentIDs leaves agent_ids out of the observation's encoding.
 	OmitAgentIDs bool `cbor:"-"`
+	// Shared, when set, encodes the parts of the observation that the
+	// observations of a decision point share once for all of them (see
+	// SharedEncodings); the bytes are the same.
+	Shared *SharedEncodings `cbor:"-" json:"-"`
 }
 
 // Result answers a Query.

@@ -174,6 +174,9 @@ type Server struct {
 	events    []world.Event          // the last tick's, for frames
 	decisions []engine.DecisionEntry // the last tick's, for frames
 	runner    *engine.Runner         // the episode's, for inspected observations
+	// shared encodes what the observations of a decision point share once
+	// for all of them; it is reset when the decision point ends (Gather).
+	shared ipc.SharedEncodings
 	// change is the last roster change computed (see sendObservation).
 	change struct {
 		from, to, left []string
@@ -615,6 +618,7 @@ func (s *Server) open(nc net.Conn) {
 // queries meanwhile.
 func (s *Server) Gather(ctx context.Context, tick int, obs []*world.Observation, decisions []world.Decision) error {
 	s.tick = tick
+	defer s.shared.Reset() // the world changes next
 	for i, o := range obs {
 		sl := s.order[i]
 		if o == nil {
@@ -677,7 +681,7 @@ func (s *Server) Observed(tick, i int, o *world.Observation) {
 			deadlineMS = int(s.opt.DecisionTimeout / time.Millisecond)
 		}
 		msg := sl.observationMsg(tick, o)
-		msg.DeadlineMS = deadlineMS
+		msg.DeadlineMS, msg.Shared = deadlineMS, &s.shared
 		s.sendObservation(sl, msg)
 	}
 }
