@@ -358,8 +358,9 @@ func (c *Conn) writeLoop() {
 
 func (c *Conn) readLoop() {
 	// Buffered: a frame usually takes one read system call, not two.
-	r := bufio.NewReaderSize(&liveReader{c: c}, 4096)
-	c.nc.SetReadDeadline(time.Now().Add(c.opt.PingInterval))
+	live := &liveReader{c: c, last: time.Now()}
+	r := bufio.NewReaderSize(live, 4096)
+	c.nc.SetReadDeadline(live.last.Add(c.opt.PingInterval))
 	hello := false // a hello was handed on
 	for {
 		frame, err := c.readFrame(r, hello)
@@ -414,10 +415,15 @@ func (c *Conn) readLoop() {
 // liveReader reads from a connection, checking that the client is alive:
 // when nothing has arrived for PingInterval it sends the client a ping, and
 // when nothing arrives for PongWait after that, it gives up.
+//
+// The read deadline is not moved after every read (that cost a timer update
+// per message): a read notes the time, and a deadline that expires less than
+// PingInterval after the last read is moved to PingInterval after it.
 type liveReader struct {
 	c      *Conn
 	pinged bool
-	pings  uint64 // the id of the last ping sent
+	pings  uint64    // the id of the last ping sent
+	last   time.Time // when something was last read (or the reader started)
 }
 
 func (r *liveReader) Read(p []byte) (int, error) {
@@ -427,13 +433,20 @@ func (r *liveReader) Read(p []byte) (int, error) {
 		var ne net.Error
 		switch {
 		case n > 0 || err == nil:
-			r.pinged = false
-			c.nc.SetReadDeadline(time.Now().Add(c.opt.PingInterval))
+			r.last = time.Now()
+			if r.pinged { // the deadline was the ping's answer's
+				r.pinged = false
+				c.nc.SetReadDeadline(r.last.Add(c.opt.PingInterval))
+			}
 			return n, err
 		case !errors.As(err, &ne) || !ne.Timeout():
 			return n, err
 		case r.pinged:
 			return n, fmt.Errorf("no answer to a ping within %v: %w", c.opt.PongWait, err)
+		}
+		if due := r.last.Add(c.opt.PingInterval); time.Now().Before(due) {
+			c.nc.SetReadDeadline(due) // the client spoke since the deadline was set
+			continue
 		}
 		r.pinged = true
 		r.pings++

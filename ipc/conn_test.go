@@ -134,3 +134,47 @@ func TestTCPBindsToLoopbackByDefault(t *testing.T) {
 	_, err = ipc.Listen(context.Background(), "udp:1.2.3.4:5")
 	require.ErrorContains(t, err, "not unix or tcp")
 }
+
+// A client is pinged once it has sent nothing for PingInterval, measured
+// from the last thing it sent (the reader does not move its deadline after
+// every read, but must behave as if it did), and again PingInterval after it
+// answers.
+func TestPingComesAnIntervalAfterTheLastMessage(t *testing.T) {
+	const interval = 150 * time.Millisecond
+	_, client, inbox := serve(t, ipc.ConnOptions{PingInterval: interval, PongWait: 10 * time.Second})
+	go func() {
+		for range inbox {
+		}
+	}()
+	// Talk for three intervals, a message every third of one: no ping.
+	pinged := make(chan time.Time, 4)
+	go func() {
+		for {
+			client.SetReadDeadline(time.Now().Add(10 * time.Second))
+			f, err := ipc.ReadFrame(client, ipc.DefaultMaxFrame, nil)
+			if err != nil {
+				return
+			}
+			var m map[string]any
+			if cbor.Unmarshal(f, &m) == nil && m["type"] == "ping" {
+				pinged <- time.Now()
+				send(t, client, map[string]any{"type": "pong", "id": m["id"]})
+			}
+		}
+	}()
+	var last time.Time
+	for range 9 {
+		send(t, client, map[string]any{"type": "decision", "tick": 1, "tool": "idle"})
+		last = time.Now()
+		select {
+		case at := <-pinged:
+			t.Fatalf("pinged %v after the last message, while the client talks", at.Sub(last))
+		case <-time.After(interval / 3):
+		}
+	}
+	first := <-pinged
+	require.GreaterOrEqual(t, first.Sub(last), interval, "the first ping came too early")
+	second := <-pinged
+	require.GreaterOrEqual(t, second.Sub(first), interval, "the next ping came too early after the pong")
+	require.Less(t, second.Sub(first), 5*interval)
+}
