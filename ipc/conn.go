@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -68,17 +70,17 @@ func (o ConnOptions) withDefaults() ConnOptions {
 }
 
 // Incoming is one decoded client message, or the end of its connection (Msg nil,
-// Err set), as the reader goroutine hands it to whoever owns the game. The end
-// of a connection is always delivered, unless the context given to NewConn is
-// cancelled first.
+// Err set), as the reader goroutine leaves it in the Inbox of whoever owns the
+// game. The end of a connection is always delivered, unless the context given
+// to NewConn is cancelled first.
 type Incoming struct {
 	Conn *Conn
 	Msg  any
 	Err  error
 }
 
-// Conn is one client connection. A reader goroutine decodes frames and hands
-// messages to the inbox; a writer goroutine writes what Send and SendLatest
+// Conn is one client connection. A reader goroutine decodes frames and leaves
+// messages in the inbox; a writer goroutine writes what Send and SendLatest
 // queue (a frame queued while the connection is idle is written at once,
 // without blocking, by the goroutine that queues it: see writeThrough).
 // Neither touches game state: they only move messages. Ping is answered by
@@ -89,7 +91,7 @@ type Conn struct {
 	nc    net.Conn
 	codec *Codec
 	opt   ConnOptions
-	inbox chan<- Incoming
+	inbox *Inbox
 
 	mu      sync.Mutex
 	queue   [][]byte // frames in order
@@ -116,12 +118,16 @@ type Conn struct {
 	raw     syscall.RawConn // nil unless nc is a socket
 	writing bool            // a frame is being written, by either
 	partial []byte          // the unwritten end of a frame written through
+
+	// awaiting is 1 + the tick whose decision the owner awaits (Await), 0
+	// for none; the reader takes it with the first decision for that tick.
+	awaiting atomic.Int64
 }
 
 // NewConn starts the reader and writer goroutines of a connection. Messages go
 // to inbox; the connection's end is reported there too. Cancelling ctx closes
 // the connection and stops its goroutines even if nobody reads the inbox.
-func NewConn(ctx context.Context, nc net.Conn, codec *Codec, opt ConnOptions, inbox chan<- Incoming) *Conn {
+func NewConn(ctx context.Context, nc net.Conn, codec *Codec, opt ConnOptions, inbox *Inbox) *Conn {
 	c := &Conn{ctx: ctx, nc: nc, codec: codec, opt: opt.withDefaults(), inbox: inbox,
 		wake: make(chan struct{}, 1), done: make(chan struct{}), admitted: make(chan struct{})}
 	c.helloTime = time.AfterFunc(c.opt.HelloTimeout, func() {
@@ -155,6 +161,14 @@ func (c *Conn) Admit() {
 		close(c.admitted)
 	})
 }
+
+// Await tells the connection's reader that the owner awaits the client's
+// decision for tick (the tick of the observation about to be sent): the
+// first such decision, with a tool, then wakes the owner only with the others
+// it awaits (Inbox.Arm). Anything else the client sends still wakes it at
+// once, so that, say, a decision for the wrong tick is answered at once and
+// can be put right. Call it before sending the observation.
+func (c *Conn) Await(tick int) { c.awaiting.Store(int64(tick) + 1) }
 
 // Admitted reports whether Admit was called.
 func (c *Conn) Admitted() bool {
@@ -397,9 +411,11 @@ func (c *Conn) readLoop() {
 		case *Hello:
 			hello = true
 		}
-		select {
-		case c.inbox <- Incoming{Conn: c, Msg: msg}:
-		case <-c.done:
+		awaited := false
+		if d, ok := msg.(*Decision); ok && d.Tool != "" && d.Tick >= 0 && d.Tick < 1<<53 && d.Tick == math.Trunc(d.Tick) {
+			awaited = c.awaiting.CompareAndSwap(int64(d.Tick)+1, 0)
+		}
+		if !c.inbox.put(Incoming{Conn: c, Msg: msg}, awaited, c.done) {
 			c.notifyEnd()
 			return
 		}
@@ -486,10 +502,7 @@ func (c *Conn) readFrame(r io.Reader, hello bool) ([]byte, error) {
 // as it takes (a slow tick must not leave a slot marked as taken), unless the
 // connection's context is cancelled.
 func (c *Conn) notifyEnd() {
-	select {
-	case c.inbox <- Incoming{Conn: c, Err: c.Err()}:
-	case <-c.ctx.Done():
-	}
+	c.inbox.Put(Incoming{Conn: c, Err: c.Err()}, c.ctx.Done())
 }
 
 // Refuse tells a connection that the server will not serve it (pe, a fatal
