@@ -517,6 +517,8 @@ const (
 	directInt
 	directBool
 	directFloat64s // an array of float64 (a position)
+	directBoolPtr  // *bool
+	directFloat64Ptr
 )
 
 // directOf is how a field of type t (with plan p) is read in place, if it
@@ -537,6 +539,14 @@ func directOf(t reflect.Type, p *plan) directKind {
 	case reflect.Array:
 		if t.Elem().Kind() == reflect.Float64 && !special(t.Elem()) {
 			return directFloat64s
+		}
+	case reflect.Pointer:
+		switch e := t.Elem(); {
+		case special(e):
+		case e.Kind() == reflect.Bool:
+			return directBoolPtr
+		case e.Kind() == reflect.Float64:
+			return directFloat64Ptr
 		}
 	}
 	return notDirect
@@ -560,6 +570,8 @@ func (k directKind) emptyAt(ptr unsafe.Pointer, n int) bool {
 		return *(*int)(ptr) == 0
 	case directBool:
 		return !*(*bool)(ptr)
+	case directBoolPtr, directFloat64Ptr:
+		return *(*unsafe.Pointer)(ptr) == nil
 	}
 	return n == 0
 }
@@ -577,6 +589,15 @@ func (k directKind) appendAt(b []byte, ptr unsafe.Pointer, n int) []byte {
 			return append(b, 0xf5)
 		}
 		return append(b, 0xf4)
+	case directBoolPtr, directFloat64Ptr:
+		p := *(*unsafe.Pointer)(ptr)
+		switch {
+		case p == nil:
+			return append(b, 0xf6)
+		case k == directBoolPtr:
+			return directBool.appendAt(b, p, 0)
+		}
+		return directFloat64.appendAt(b, p, 0)
 	}
 	b = appendHead(b, 0x80, uint64(n))
 	for _, f := range unsafe.Slice((*float64)(ptr), n) {
@@ -653,9 +674,10 @@ func (e *fastEncoder) compileStruct(p *plan, t reflect.Type, building map[reflec
 		return
 	}
 	slices.SortFunc(fields, func(a, b structField) int { return bytes.Compare(a.key, b.key) })
-	allOmitEmpty := true
+	allOmitEmpty, allDirect := true, len(fields) < 24
 	for _, f := range fields {
 		allOmitEmpty = allOmitEmpty && f.omitEmpty
+		allDirect = allDirect && f.direct != notDirect
 	}
 	p.fnShared = func(b []byte, v reflect.Value, sh *SharedEncodings) ([]byte, error) {
 		// An addressable struct (in a slice, behind a pointer) has its
@@ -663,6 +685,23 @@ func (e *fastEncoder) compileStruct(p *plan, t reflect.Type, building map[reflec
 		var base unsafe.Pointer
 		if v.CanAddr() {
 			base = v.Addr().UnsafePointer()
+		}
+		if base != nil && allDirect {
+			// One pass (entities in view): fewer than 24 pairs have a
+			// one-byte head, counted as they are written.
+			at, n := len(b), 0
+			b = append(b, 0xa0)
+			for i := range fields {
+				f := &fields[i]
+				ptr := unsafe.Add(base, f.offset)
+				if f.omitEmpty && f.direct.emptyAt(ptr, f.n) {
+					continue
+				}
+				b = f.direct.appendAt(append(b, f.key...), ptr, f.n)
+				n++
+			}
+			b[at] |= byte(n)
+			return b, nil
 		}
 		var kept uint64 // a bit per field to encode (at most 64 fields)
 		n := 0
