@@ -104,6 +104,7 @@ type Conn struct {
 	err     error
 
 	admitted  chan struct{} // closed by Admit
+	isAdmit   atomic.Bool   // set by Admit, read for every frame
 	admitOnce sync.Once
 	helloTime *time.Timer // drops the connection if it is not admitted in time
 
@@ -115,9 +116,9 @@ type Conn struct {
 	// hand-off, often to another processor, for every frame: in lockstep
 	// that delayed the first observations of a tick by hundreds of
 	// microseconds (docs/performance.md).
-	raw     syscall.RawConn // nil unless nc is a socket
-	writing bool            // a frame is being written, by either
-	partial []byte          // the unwritten end of a frame written through
+	raw     *throughWriter // nil unless nc is a socket
+	writing bool           // a frame is being written, by either
+	partial []byte         // the unwritten end of a frame written through
 
 	// awaiting is 1 + the tick whose decision the owner awaits (Await), 0
 	// for none; the reader takes it with the first decision for that tick.
@@ -138,7 +139,7 @@ func NewConn(ctx context.Context, nc net.Conn, codec *Codec, opt ConnOptions, in
 	})
 	if sc, ok := nc.(syscall.Conn); ok {
 		if raw, err := sc.SyscallConn(); err == nil {
-			c.raw = raw
+			c.raw = newThroughWriter(raw)
 		}
 	}
 	go c.readLoop()
@@ -158,6 +159,7 @@ func NewConn(ctx context.Context, nc net.Conn, codec *Codec, opt ConnOptions, in
 func (c *Conn) Admit() {
 	c.admitOnce.Do(func() {
 		c.helloTime.Stop()
+		c.isAdmit.Store(true)
 		close(c.admitted)
 	})
 }
@@ -171,14 +173,7 @@ func (c *Conn) Admit() {
 func (c *Conn) Await(tick int) { c.awaiting.Store(int64(tick) + 1) }
 
 // Admitted reports whether Admit was called.
-func (c *Conn) Admitted() bool {
-	select {
-	case <-c.admitted:
-		return true
-	default:
-		return false
-	}
-}
+func (c *Conn) Admitted() bool { return c.isAdmit.Load() }
 
 // RemoteAddr is the client's address.
 func (c *Conn) RemoteAddr() net.Addr { return c.nc.RemoteAddr() }
@@ -256,7 +251,7 @@ func (c *Conn) enqueue(msg any, put func(frame []byte) string) error {
 func (c *Conn) writeThrough(frame []byte) {
 	c.writing = true
 	c.mu.Unlock()
-	n := tryWrite(c.raw, frame)
+	n := c.raw.try(frame)
 	c.mu.Lock()
 	c.writing = false
 	if n < len(frame) {
