@@ -129,6 +129,11 @@ func (c *Codec) Decode(frame []byte) (any, error) {
 	// duplicate keys, passes every check below too, so the result is the same;
 	// anything else takes the full path for its exact error.
 	if typ, ok := peekType(frame); ok {
+		if typ == "decision" {
+			if d, ok := decodeDecision(frame); ok {
+				return d, nil
+			}
+		}
 		if msg := newMessage(typ); msg != nil && c.dec.Unmarshal(frame, msg) == nil && messageType(msg) == typ && c.checkID(msg) == nil {
 			return msg, nil
 		}
@@ -189,6 +194,9 @@ func (c *Codec) checkID(msg any) error {
 	}
 	return nil
 }
+
+// clientTypes are the types of client messages (see newMessage).
+var clientTypes = [...]string{"decision", "query", "ping", "pong", "hello", "bye", "control", "observation_arrays"}
 
 // newMessage returns a new client message of a type, or nil for an unknown type.
 func newMessage(typ string) any {
@@ -256,7 +264,13 @@ func peekType(b []byte) (string, bool) {
 			if !ok || major != 3 || vl > uint64(len(p.b)-p.off) {
 				return "", false
 			}
-			return string(p.b[p.off : p.off+int(vl)]), true
+			v := p.b[p.off : p.off+int(vl)]
+			for _, t := range clientTypes { // no copy for the known ones
+				if string(v) == t {
+					return t, true
+				}
+			}
+			return string(v), true
 		}
 		if !p.skip(1) {
 			return "", false

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -68,17 +70,17 @@ func (o ConnOptions) withDefaults() ConnOptions {
 }
 
 // Incoming is one decoded client message, or the end of its connection (Msg nil,
-// Err set), as the reader goroutine hands it to whoever owns the game. The end
-// of a connection is always delivered, unless the context given to NewConn is
-// cancelled first.
+// Err set), as the reader goroutine leaves it in the Inbox of whoever owns the
+// game. The end of a connection is always delivered, unless the context given
+// to NewConn is cancelled first.
 type Incoming struct {
 	Conn *Conn
 	Msg  any
 	Err  error
 }
 
-// Conn is one client connection. A reader goroutine decodes frames and hands
-// messages to the inbox; a writer goroutine writes what Send and SendLatest
+// Conn is one client connection. A reader goroutine decodes frames and leaves
+// messages in the inbox; a writer goroutine writes what Send and SendLatest
 // queue (a frame queued while the connection is idle is written at once,
 // without blocking, by the goroutine that queues it: see writeThrough).
 // Neither touches game state: they only move messages. Ping is answered by
@@ -89,7 +91,7 @@ type Conn struct {
 	nc    net.Conn
 	codec *Codec
 	opt   ConnOptions
-	inbox chan<- Incoming
+	inbox *Inbox
 
 	mu      sync.Mutex
 	queue   [][]byte // frames in order
@@ -102,6 +104,7 @@ type Conn struct {
 	err     error
 
 	admitted  chan struct{} // closed by Admit
+	isAdmit   atomic.Bool   // set by Admit, read for every frame
 	admitOnce sync.Once
 	helloTime *time.Timer // drops the connection if it is not admitted in time
 
@@ -113,15 +116,19 @@ type Conn struct {
 	// hand-off, often to another processor, for every frame: in lockstep
 	// that delayed the first observations of a tick by hundreds of
 	// microseconds (docs/performance.md).
-	raw     syscall.RawConn // nil unless nc is a socket
-	writing bool            // a frame is being written, by either
-	partial []byte          // the unwritten end of a frame written through
+	raw     *throughWriter // nil unless nc is a socket
+	writing bool           // a frame is being written, by either
+	partial []byte         // the unwritten end of a frame written through
+
+	// awaiting is 1 + the tick whose decision the owner awaits (Await), 0
+	// for none; the reader takes it with the first decision for that tick.
+	awaiting atomic.Int64
 }
 
 // NewConn starts the reader and writer goroutines of a connection. Messages go
 // to inbox; the connection's end is reported there too. Cancelling ctx closes
 // the connection and stops its goroutines even if nobody reads the inbox.
-func NewConn(ctx context.Context, nc net.Conn, codec *Codec, opt ConnOptions, inbox chan<- Incoming) *Conn {
+func NewConn(ctx context.Context, nc net.Conn, codec *Codec, opt ConnOptions, inbox *Inbox) *Conn {
 	c := &Conn{ctx: ctx, nc: nc, codec: codec, opt: opt.withDefaults(), inbox: inbox,
 		wake: make(chan struct{}, 1), done: make(chan struct{}), admitted: make(chan struct{})}
 	c.helloTime = time.AfterFunc(c.opt.HelloTimeout, func() {
@@ -132,7 +139,7 @@ func NewConn(ctx context.Context, nc net.Conn, codec *Codec, opt ConnOptions, in
 	})
 	if sc, ok := nc.(syscall.Conn); ok {
 		if raw, err := sc.SyscallConn(); err == nil {
-			c.raw = raw
+			c.raw = newThroughWriter(raw)
 		}
 	}
 	go c.readLoop()
@@ -152,19 +159,21 @@ func NewConn(ctx context.Context, nc net.Conn, codec *Codec, opt ConnOptions, in
 func (c *Conn) Admit() {
 	c.admitOnce.Do(func() {
 		c.helloTime.Stop()
+		c.isAdmit.Store(true)
 		close(c.admitted)
 	})
 }
 
+// Await tells the connection's reader that the owner awaits the client's
+// decision for tick (the tick of the observation about to be sent): the
+// first such decision, with a tool, then wakes the owner only with the others
+// it awaits (Inbox.Arm). Anything else the client sends still wakes it at
+// once, so that, say, a decision for the wrong tick is answered at once and
+// can be put right. Call it before sending the observation.
+func (c *Conn) Await(tick int) { c.awaiting.Store(int64(tick) + 1) }
+
 // Admitted reports whether Admit was called.
-func (c *Conn) Admitted() bool {
-	select {
-	case <-c.admitted:
-		return true
-	default:
-		return false
-	}
-}
+func (c *Conn) Admitted() bool { return c.isAdmit.Load() }
 
 // RemoteAddr is the client's address.
 func (c *Conn) RemoteAddr() net.Addr { return c.nc.RemoteAddr() }
@@ -242,7 +251,7 @@ func (c *Conn) enqueue(msg any, put func(frame []byte) string) error {
 func (c *Conn) writeThrough(frame []byte) {
 	c.writing = true
 	c.mu.Unlock()
-	n := tryWrite(c.raw, frame)
+	n := c.raw.try(frame)
 	c.mu.Lock()
 	c.writing = false
 	if n < len(frame) {
@@ -358,8 +367,9 @@ func (c *Conn) writeLoop() {
 
 func (c *Conn) readLoop() {
 	// Buffered: a frame usually takes one read system call, not two.
-	r := bufio.NewReaderSize(&liveReader{c: c}, 4096)
-	c.nc.SetReadDeadline(time.Now().Add(c.opt.PingInterval))
+	live := &liveReader{c: c, last: time.Now()}
+	r := bufio.NewReaderSize(live, 4096)
+	c.nc.SetReadDeadline(live.last.Add(c.opt.PingInterval))
 	hello := false // a hello was handed on
 	for {
 		frame, err := c.readFrame(r, hello)
@@ -396,9 +406,11 @@ func (c *Conn) readLoop() {
 		case *Hello:
 			hello = true
 		}
-		select {
-		case c.inbox <- Incoming{Conn: c, Msg: msg}:
-		case <-c.done:
+		awaited := false
+		if d, ok := msg.(*Decision); ok && d.Tool != "" && d.Tick >= 0 && d.Tick < 1<<53 && d.Tick == math.Trunc(d.Tick) {
+			awaited = c.awaiting.CompareAndSwap(int64(d.Tick)+1, 0)
+		}
+		if !c.inbox.put(Incoming{Conn: c, Msg: msg}, awaited, c.done) {
 			c.notifyEnd()
 			return
 		}
@@ -414,10 +426,15 @@ func (c *Conn) readLoop() {
 // liveReader reads from a connection, checking that the client is alive:
 // when nothing has arrived for PingInterval it sends the client a ping, and
 // when nothing arrives for PongWait after that, it gives up.
+//
+// The read deadline is not moved after every read (that cost a timer update
+// per message): a read notes the time, and a deadline that expires less than
+// PingInterval after the last read is moved to PingInterval after it.
 type liveReader struct {
 	c      *Conn
 	pinged bool
-	pings  uint64 // the id of the last ping sent
+	pings  uint64    // the id of the last ping sent
+	last   time.Time // when something was last read (or the reader started)
 }
 
 func (r *liveReader) Read(p []byte) (int, error) {
@@ -427,13 +444,20 @@ func (r *liveReader) Read(p []byte) (int, error) {
 		var ne net.Error
 		switch {
 		case n > 0 || err == nil:
-			r.pinged = false
-			c.nc.SetReadDeadline(time.Now().Add(c.opt.PingInterval))
+			r.last = time.Now()
+			if r.pinged { // the deadline was the ping's answer's
+				r.pinged = false
+				c.nc.SetReadDeadline(r.last.Add(c.opt.PingInterval))
+			}
 			return n, err
 		case !errors.As(err, &ne) || !ne.Timeout():
 			return n, err
 		case r.pinged:
 			return n, fmt.Errorf("no answer to a ping within %v: %w", c.opt.PongWait, err)
+		}
+		if due := r.last.Add(c.opt.PingInterval); time.Now().Before(due) {
+			c.nc.SetReadDeadline(due) // the client spoke since the deadline was set
+			continue
 		}
 		r.pinged = true
 		r.pings++
@@ -473,10 +497,7 @@ func (c *Conn) readFrame(r io.Reader, hello bool) ([]byte, error) {
 // as it takes (a slow tick must not leave a slot marked as taken), unless the
 // connection's context is cancelled.
 func (c *Conn) notifyEnd() {
-	select {
-	case c.inbox <- Incoming{Conn: c, Err: c.Err()}:
-	case <-c.ctx.Done():
-	}
+	c.inbox.Put(Incoming{Conn: c, Err: c.Err()}, c.ctx.Done())
 }
 
 // Refuse tells a connection that the server will not serve it (pe, a fatal

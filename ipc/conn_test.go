@@ -16,7 +16,7 @@ import (
 )
 
 // serve accepts one connection on a fresh Unix socket and wraps it in a Conn.
-func serve(t *testing.T, opt ipc.ConnOptions) (*ipc.Conn, net.Conn, chan ipc.Incoming) {
+func serve(t *testing.T, opt ipc.ConnOptions) (*ipc.Conn, net.Conn, <-chan ipc.Incoming) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "arena.sock")
 	l, err := ipc.Listen(context.Background(), "unix:"+path)
@@ -35,9 +35,36 @@ func serve(t *testing.T, opt ipc.ConnOptions) (*ipc.Conn, net.Conn, chan ipc.Inc
 	client, err := ipc.Dial(context.Background(), "unix:"+path)
 	require.NoError(t, err)
 	t.Cleanup(func() { client.Close() })
-	inbox := make(chan ipc.Incoming, 16)
+	inbox := ipc.NewInbox(16)
 	c := ipc.NewConn(context.Background(), <-accepted, codec(t), opt, inbox)
-	return c, client, inbox
+	return c, client, drain(t, inbox)
+}
+
+// drain hands what reaches the inbox over a channel, one message at a time.
+func drain(t *testing.T, inbox *ipc.Inbox) <-chan ipc.Incoming {
+	out := make(chan ipc.Incoming, 16)
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop) })
+	go func() {
+		var batch []ipc.Incoming
+		for {
+			inbox.Arm(1)
+			select {
+			case <-inbox.Ready():
+			case <-stop:
+				return
+			}
+			batch = inbox.Take(batch[:0])
+			for _, in := range batch {
+				select {
+				case out <- in:
+				case <-stop:
+					return
+				}
+			}
+		}
+	}()
+	return out
 }
 
 func send(t *testing.T, nc net.Conn, v any) {
@@ -133,4 +160,100 @@ func TestTCPBindsToLoopbackByDefault(t *testing.T) {
 	require.True(t, l.Addr().(*net.TCPAddr).IP.IsLoopback())
 	_, err = ipc.Listen(context.Background(), "udp:1.2.3.4:5")
 	require.ErrorContains(t, err, "not unix or tcp")
+}
+
+// A client is pinged once it has sent nothing for PingInterval, measured
+// from the last thing it sent (the reader does not move its deadline after
+// every read, but must behave as if it did), and again PingInterval after it
+// answers.
+func TestPingComesAnIntervalAfterTheLastMessage(t *testing.T) {
+	const interval = 150 * time.Millisecond
+	_, client, inbox := serve(t, ipc.ConnOptions{PingInterval: interval, PongWait: 10 * time.Second})
+	go func() {
+		for range inbox {
+		}
+	}()
+	// Talk for three intervals, a message every third of one: no ping.
+	pinged := make(chan time.Time, 4)
+	go func() {
+		for {
+			client.SetReadDeadline(time.Now().Add(10 * time.Second))
+			f, err := ipc.ReadFrame(client, ipc.DefaultMaxFrame, nil)
+			if err != nil {
+				return
+			}
+			var m map[string]any
+			if cbor.Unmarshal(f, &m) == nil && m["type"] == "ping" {
+				pinged <- time.Now()
+				send(t, client, map[string]any{"type": "pong", "id": m["id"]})
+			}
+		}
+	}()
+	var last time.Time
+	for range 9 {
+		send(t, client, map[string]any{"type": "decision", "tick": 1, "tool": "idle"})
+		last = time.Now()
+		select {
+		case at := <-pinged:
+			t.Fatalf("pinged %v after the last message, while the client talks", at.Sub(last))
+		case <-time.After(interval / 3):
+		}
+	}
+	first := <-pinged
+	require.GreaterOrEqual(t, first.Sub(last), interval, "the first ping came too early")
+	second := <-pinged
+	require.GreaterOrEqual(t, second.Sub(first), interval, "the next ping came too early after the pong")
+	require.Less(t, second.Sub(first), 5*interval)
+}
+
+// A decision for the tick the owner awaits (Await) wakes it only with the
+// others it awaits; a decision for another tick, a second one, or one
+// without a tool wakes it at once, to be answered.
+func TestAwaitedDecisionsWakeTheOwnerTogether(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "arena.sock")
+	l, err := ipc.Listen(context.Background(), "unix:"+path)
+	require.NoError(t, err)
+	defer l.Close()
+	inbox := ipc.NewInbox(16)
+	var clients []net.Conn
+	var conns []*ipc.Conn
+	for range 2 {
+		client, err := ipc.Dial(context.Background(), "unix:"+path)
+		require.NoError(t, err)
+		defer client.Close()
+		nc, err := l.Accept()
+		require.NoError(t, err)
+		c := ipc.NewConn(context.Background(), nc, codec(t), ipc.ConnOptions{}, inbox)
+		c.Await(7)
+		clients, conns = append(clients, client), append(conns, c)
+	}
+	woken := func() bool {
+		select {
+		case <-inbox.Ready():
+			return true
+		case <-time.After(50 * time.Millisecond):
+			return false
+		}
+	}
+	inbox.Arm(2)
+	send(t, clients[0], map[string]any{"type": "decision", "tick": 7, "tool": "idle"})
+	require.False(t, woken(), "one of the two awaited decisions")
+	send(t, clients[0], map[string]any{"type": "decision", "tick": 7, "tool": "idle"})
+	require.True(t, woken(), "a second decision for the tick")
+	require.Len(t, inbox.Take(nil), 2)
+
+	inbox.Arm(1)
+	send(t, clients[1], map[string]any{"type": "decision", "tick": 8, "tool": "idle"})
+	require.True(t, woken(), "a decision for another tick")
+	inbox.Take(nil)
+	inbox.Arm(1)
+	send(t, clients[1], map[string]any{"type": "decision", "tick": 7, "tool": ""})
+	require.True(t, woken(), "a decision without a tool")
+	inbox.Take(nil)
+	inbox.Arm(1)
+	send(t, clients[1], map[string]any{"type": "decision", "tick": 7, "tool": "idle"})
+	require.True(t, woken(), "the awaited decision, all that was awaited")
+	got := inbox.Take(nil)
+	require.Len(t, got, 1)
+	require.Equal(t, conns[1], got[0].Conn)
 }

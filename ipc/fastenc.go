@@ -48,7 +48,11 @@ type encodeFn func(b []byte, v reflect.Value) ([]byte, error)
 // as empty for omitempty; delegated plans have none (a struct with an
 // omitempty field of such a type is delegated whole).
 type plan struct {
-	fn        encodeFn
+	fn encodeFn
+	// fnShared, for a struct, encodes it with the encodings of the parts it
+	// shares by reference taken from (and added to) s; fn is fnShared with
+	// no s.
+	fnShared  func(b []byte, v reflect.Value, s *SharedEncodings) ([]byte, error)
 	emptyFn   func(v reflect.Value) bool
 	delegated bool
 	leaf      leafKind // scalars, encoded inline by their containers
@@ -183,7 +187,16 @@ func (e *fastEncoder) appendObservationMsg(b []byte, m *ObservationMsg) ([]byte,
 	if m.OmitAgentIDs {
 		p = e.obsNoAgentIDs
 	}
-	return p.fn(b, reflect.ValueOf(m.Observation).Elem())
+	return p.encodeShared(b, reflect.ValueOf(m.Observation).Elem(), m.Shared)
+}
+
+// encodeShared encodes v with the parts shared by reference taken from s
+// (and added to it), where the plan can.
+func (p *plan) encodeShared(b []byte, v reflect.Value, s *SharedEncodings) ([]byte, error) {
+	if p.fnShared == nil { // delegated
+		return p.fn(b, v)
+	}
+	return p.fnShared(b, v, s)
 }
 
 // appendArrays appends m's arrays entry, if it has one.
@@ -250,7 +263,7 @@ func (e *fastEncoder) appendEmbedded(b []byte, m *ObservationMsg) ([]byte, error
 	b = append(appendLeftAndDeadline(b, m), "\x70observation_cbor"...)
 	// The map is encoded in place, then moved up behind its byte string's head.
 	start := len(b)
-	if b, err = e.obsNoAgentIDs.fn(b, reflect.ValueOf(o).Elem()); err != nil {
+	if b, err = e.obsNoAgentIDs.encodeShared(b, reflect.ValueOf(o).Elem(), m.Shared); err != nil {
 		return b, err
 	}
 	size := len(b) - start
@@ -261,6 +274,31 @@ func (e *fastEncoder) appendEmbedded(b []byte, m *ObservationMsg) ([]byte, error
 	copy(b[start:], head)
 	return b, nil
 }
+
+// SharedEncodings remembers, for one decision point, how the parts that
+// observations share by reference encode (the objective, the recipes, the
+// scenario's variables: sharedFields), so that each is encoded once per
+// decision point instead of once per agent; they were a third of the time of
+// encoding an observation. During a decision point the world does not change,
+// so a part met again at the same address encodes to the same bytes: call
+// Reset before the world changes again (and it keeps what it remembers alive
+// until then, so an address is not reused meanwhile). The zero value is ready
+// to use; it is not safe for concurrent use.
+type SharedEncodings struct {
+	m map[sharedKey][]byte
+}
+
+type sharedKey struct {
+	field int            // the field of world.Observation
+	ptr   unsafe.Pointer // the map or the value pointed to
+}
+
+// Reset forgets every encoding.
+func (s *SharedEncodings) Reset() { clear(s.m) }
+
+// sharedFields are the fields of world.Observation that the world shares
+// between the observations of a decision point (maps or pointers).
+var sharedFields = map[string]bool{"objective": true, "available_recipes": true, "variables": true}
 
 func appendText(b []byte, s string) []byte {
 	return append(appendHead(b, 0x60, uint64(len(s))), s...)
@@ -540,6 +578,7 @@ type structField struct {
 	// without reflection.
 	direct directKind
 	offset uintptr
+	shared bool // a part observations share (sharedFields)
 }
 
 // directKind is how a field of a plain kind is read in place.
@@ -552,6 +591,8 @@ const (
 	directInt
 	directBool
 	directFloat64s // an array of float64 (a position)
+	directBoolPtr  // *bool
+	directFloat64Ptr
 )
 
 // directOf is how a field of type t (with plan p) is read in place, if it
@@ -572,6 +613,14 @@ func directOf(t reflect.Type, p *plan) directKind {
 	case reflect.Array:
 		if t.Elem().Kind() == reflect.Float64 && !special(t.Elem()) {
 			return directFloat64s
+		}
+	case reflect.Pointer:
+		switch e := t.Elem(); {
+		case special(e):
+		case e.Kind() == reflect.Bool:
+			return directBoolPtr
+		case e.Kind() == reflect.Float64:
+			return directFloat64Ptr
 		}
 	}
 	return notDirect
@@ -595,6 +644,8 @@ func (k directKind) emptyAt(ptr unsafe.Pointer, n int) bool {
 		return *(*int)(ptr) == 0
 	case directBool:
 		return !*(*bool)(ptr)
+	case directBoolPtr, directFloat64Ptr:
+		return *(*unsafe.Pointer)(ptr) == nil
 	}
 	return n == 0
 }
@@ -612,6 +663,15 @@ func (k directKind) appendAt(b []byte, ptr unsafe.Pointer, n int) []byte {
 			return append(b, 0xf5)
 		}
 		return append(b, 0xf4)
+	case directBoolPtr, directFloat64Ptr:
+		p := *(*unsafe.Pointer)(ptr)
+		switch {
+		case p == nil:
+			return append(b, 0xf6)
+		case k == directBoolPtr:
+			return directBool.appendAt(b, p, 0)
+		}
+		return directFloat64.appendAt(b, p, 0)
 	}
 	b = appendHead(b, 0x80, uint64(n))
 	for _, f := range unsafe.Slice((*float64)(ptr), n) {
@@ -678,24 +738,44 @@ func (e *fastEncoder) compileStruct(p *plan, t reflect.Type, building map[reflec
 			return
 		}
 		key := append(appendHead(nil, 0x60, uint64(len(name))), name...)
+		shared := t == reflect.TypeFor[world.Observation]() && sharedFields[name] &&
+			(f.Type.Kind() == reflect.Map || f.Type.Kind() == reflect.Pointer)
 		fields = append(fields, structField{index: i, key: key, plan: fp, omitEmpty: omitEmpty,
-			direct: directOf(f.Type, fp), offset: f.Offset, n: arrayLen(f.Type)})
+			direct: directOf(f.Type, fp), offset: f.Offset, n: arrayLen(f.Type), shared: shared})
 	}
 	if len(fields) > 64 {
 		p.fn, p.delegated = e.delegate, true
 		return
 	}
 	slices.SortFunc(fields, func(a, b structField) int { return bytes.Compare(a.key, b.key) })
-	allOmitEmpty := true
+	allOmitEmpty, allDirect := true, len(fields) < 24
 	for _, f := range fields {
 		allOmitEmpty = allOmitEmpty && f.omitEmpty
+		allDirect = allDirect && f.direct != notDirect
 	}
-	p.fn = func(b []byte, v reflect.Value) ([]byte, error) {
+	p.fnShared = func(b []byte, v reflect.Value, sh *SharedEncodings) ([]byte, error) {
 		// An addressable struct (in a slice, behind a pointer) has its
 		// plain fields read in place.
 		var base unsafe.Pointer
 		if v.CanAddr() {
 			base = v.Addr().UnsafePointer()
+		}
+		if base != nil && allDirect {
+			// One pass (entities in view): fewer than 24 pairs have a
+			// one-byte head, counted as they are written.
+			at, n := len(b), 0
+			b = append(b, 0xa0)
+			for i := range fields {
+				f := &fields[i]
+				ptr := unsafe.Add(base, f.offset)
+				if f.omitEmpty && f.direct.emptyAt(ptr, f.n) {
+					continue
+				}
+				b = f.direct.appendAt(append(b, f.key...), ptr, f.n)
+				n++
+			}
+			b[at] |= byte(n)
+			return b, nil
 		}
 		var kept uint64 // a bit per field to encode (at most 64 fields)
 		n := 0
@@ -725,12 +805,30 @@ func (e *fastEncoder) compileStruct(p *plan, t reflect.Type, building map[reflec
 				b = f.direct.appendAt(b, unsafe.Add(base, f.offset), f.n)
 				continue
 			}
-			if b, err = f.plan.append(b, v.Field(f.index)); err != nil {
+			fv := v.Field(f.index)
+			if sh != nil && f.shared && !fv.IsNil() {
+				k := sharedKey{f.index, fv.UnsafePointer()}
+				if enc, ok := sh.m[k]; ok {
+					b = append(b, enc...)
+					continue
+				}
+				start := len(b)
+				if b, err = f.plan.append(b, fv); err != nil {
+					return nil, err
+				}
+				if sh.m == nil {
+					sh.m = map[sharedKey][]byte{}
+				}
+				sh.m[k] = bytes.Clone(b[start:])
+				continue
+			}
+			if b, err = f.plan.append(b, fv); err != nil {
 				return nil, err
 			}
 		}
 		return b, nil
 	}
+	p.fn = func(b []byte, v reflect.Value) ([]byte, error) { return p.fnShared(b, v, nil) }
 	// A struct is empty (for omitempty) when every field is omitempty and empty.
 	p.emptyFn = func(v reflect.Value) bool {
 		if !allOmitEmpty {

@@ -490,6 +490,23 @@ func BenchmarkEncodeObservation(b *testing.B) {
 			releaseFrame(f)
 		}
 	})
+	// As the server sends them: the shared parts encoded once per decision
+	// point (here, per pass over the observations), without agent_ids.
+	b.Run("frame-shared", func(b *testing.B) {
+		b.ReportAllocs()
+		var sh SharedEncodings
+		for i := 0; b.Loop(); i++ {
+			if i%len(obs) == 0 {
+				sh.Reset()
+			}
+			o := obs[i%len(obs)]
+			f, err := c.marshalFrame(ObservationMsg{Type: "observation", Tick: o.Tick, Observation: o, OmitAgentIDs: true, Shared: &sh})
+			if err != nil {
+				b.Fatal(err)
+			}
+			releaseFrame(f)
+		}
+	})
 }
 
 // TestFastEncoderCrowdedObservation: an observation in a crowd (more agents
@@ -528,5 +545,57 @@ func TestFastEncoderCrowdedObservation(t *testing.T) {
 	}
 	if got := m.Observation["nearby_agents_more"]; got != uint64(19-world.DefaultMaxNearbyAgents) {
 		t.Fatalf("nearby_agents_more on the wire is %v (%T)", got, got)
+	}
+}
+
+// TestSharedEncodings: with a SharedEncodings, the parts observations share
+// are encoded once and the frames are the same bytes; a part at another
+// address, or one changed after Reset, is encoded anew.
+func TestSharedEncodings(t *testing.T) {
+	c, err := NewCodec(Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame := func(o *world.Observation, sh *SharedEncodings) []byte {
+		t.Helper()
+		f, err := c.marshalFrame(ObservationMsg{Type: "observation", Tick: o.Tick, Observation: o, OmitAgentIDs: true, Shared: sh})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return bytes.Clone(f)
+	}
+	var sh SharedEncodings
+	obs := realObservations(t)
+	for _, o := range obs {
+		if want, got := frame(o, nil), frame(o, &sh); !bytes.Equal(want, got) {
+			t.Fatalf("with shared encodings:\n%x\nwithout:\n%x", got, want)
+		}
+	}
+	if len(sh.m) != 2 { // the objective and the recipes, once each
+		t.Fatalf("%d shared encodings remembered, want 2", len(sh.m))
+	}
+
+	// Parts of their own, and parts changed after Reset.
+	mk := func(goal string, vars map[string]any) *world.Observation {
+		o := *obs[0]
+		o.Objective = &world.Objective{Description: goal, TimeLimit: 10}
+		o.Variables = vars
+		return &o
+	}
+	sh.Reset()
+	shared := map[string]any{"round": 1.0, "phase": "day"}
+	cases := []*world.Observation{mk("a", shared), mk("b", shared), mk("a", map[string]any{"round": 2.0}), mk("c", nil)}
+	for i, o := range cases {
+		if want, got := frame(o, nil), frame(o, &sh); !bytes.Equal(want, got) {
+			t.Fatalf("case %d: with shared encodings:\n%x\nwithout:\n%x", i, got, want)
+		}
+	}
+	shared["phase"] = "night"
+	cases[0].Objective.Description = "changed"
+	sh.Reset()
+	for i, o := range cases[:2] {
+		if want, got := frame(o, nil), frame(o, &sh); !bytes.Equal(want, got) {
+			t.Fatalf("after Reset, case %d: with shared encodings:\n%x\nwithout:\n%x", i, got, want)
+		}
 	}
 }

@@ -136,6 +136,10 @@ type ObservationMsg struct {
 	// observation, with the observation's score and alive in the message,
 	// and agent_ids too unless OmitAgentIDs (ObservationArrays.ObservationBytes).
 	Embed bool `cbor:"-"`
+	// Shared, when set, encodes the parts of the observation that the
+	// observations of a decision point share once for all of them (see
+	// SharedEncodings); the bytes are the same.
+	Shared *SharedEncodings `cbor:"-" json:"-"`
 }
 
 // Result answers a Query.

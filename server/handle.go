@@ -270,6 +270,7 @@ func (s *Server) resendPending(sl *slot) {
 		msg := sl.observationMsg(sl.sentTick, sl.obs)
 		if s.opt.Mode == "lockstep" {
 			msg.DeadlineMS = max(int(time.Until(sl.deadline).Milliseconds()), 1)
+			sl.conn.Await(sl.sentTick)
 		}
 		s.sendObservation(sl, msg)
 	}

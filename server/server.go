@@ -151,7 +151,8 @@ type Server struct {
 	w        *world.World
 	reg      *tools.Registry
 	log      *slog.Logger
-	inbox    chan ipc.Incoming
+	inbox    *ipc.Inbox
+	batch    []ipc.Incoming // what was taken from inbox, being handled
 	connCtx  context.Context
 	accepted chan net.Conn
 	// Connections open, and those not admitted yet (no hello accepted),
@@ -177,6 +178,9 @@ type Server struct {
 	events    []world.Event          // the last tick's, for frames
 	decisions []engine.DecisionEntry // the last tick's, for frames
 	runner    *engine.Runner         // the episode's, for inspected observations
+	// shared encodes what the observations of a decision point share once
+	// for all of them; it is reset when the decision point ends (Gather).
+	shared ipc.SharedEncodings
 	// change is the last roster change computed (see sendObservation).
 	change struct {
 		from, to, left []string
@@ -228,7 +232,7 @@ func New(opt Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opt: opt, codec: codec, log: opt.Log, inbox: make(chan ipc.Incoming, 256),
+	s := &Server{opt: opt, codec: codec, log: opt.Log, inbox: ipc.NewInbox(max(256, opt.Agents+64)),
 		accepted: make(chan net.Conn), refusals: make(chan struct{}, 64), sessions: map[*ipc.Conn]*session{}, slots: map[string]*slot{},
 		limit: opt.Scenario.ToolCallLimit(), drain: drain{ch: make(chan struct{})}}
 	if err := s.newWorld(1); err != nil {
@@ -594,7 +598,7 @@ func (s *Server) waitForStart(ctx context.Context) error {
 		case <-waitCtx.Done():
 		}
 	}()
-	for !s.remoteSlotsReady() && s.serveOne(waitCtx, timer) {
+	for !s.remoteSlotsReady() && s.serveOne(waitCtx, timer, 1) {
 	}
 	if s.Draining() && ctx.Err() == nil {
 		return ErrDrained
@@ -618,6 +622,7 @@ func (s *Server) open(nc net.Conn) {
 // queries meanwhile.
 func (s *Server) Gather(ctx context.Context, tick int, obs []*world.Observation, decisions []world.Decision) error {
 	s.tick = tick
+	defer s.shared.Reset() // the world changes next
 	for i, o := range obs {
 		sl := s.order[i]
 		if o == nil {
@@ -638,8 +643,9 @@ func (s *Server) Gather(ctx context.Context, tick int, obs []*world.Observation,
 		defer timer.Stop()
 		s.gathering, s.undecided = true, 0
 		for !s.allDecided(obs) {
-			// What has arrived first, then wait for more.
-			if !s.serveReady() && !s.serveOne(ctx, timer.C) {
+			// Woken once every decision awaited is in (or by anything else).
+			if !s.serveOne(ctx, timer.C, s.awaited(obs)) {
+				s.serveReady() // what arrived before the deadline counts
 				break
 			}
 		}
@@ -680,7 +686,10 @@ func (s *Server) Observed(tick, i int, o *world.Observation) {
 			deadlineMS = int(s.opt.DecisionTimeout / time.Millisecond)
 		}
 		msg := sl.observationMsg(tick, o)
-		msg.DeadlineMS = deadlineMS
+		msg.DeadlineMS, msg.Shared = deadlineMS, &s.shared
+		if s.opt.Mode == "lockstep" {
+			sl.conn.Await(tick)
+		}
 		s.sendObservation(sl, msg)
 	}
 }
@@ -709,17 +718,35 @@ func (s *Server) allDecided(obs []*world.Observation) bool {
 	return true
 }
 
-// serveOne handles one accepted connection or incoming message, waiting for
-// it until until fires or ctx is done (a nil until waits for ever). It
-// reports whether it handled something.
-func (s *Server) serveOne(ctx context.Context, until <-chan time.Time) bool {
+// awaited is how many decisions lockstep still waits for (allDecided has
+// just stopped at the first).
+func (s *Server) awaited(obs []*world.Observation) int {
+	n := 0
+	for i := s.undecided; i < len(obs); i++ {
+		if sl := s.order[i]; obs[i] != nil && sl.bot == nil && sl.conn != nil && !sl.decided {
+			n++
+		}
+	}
+	return n
+}
+
+// serveOne handles accepted connections and incoming messages, waiting for
+// them until until fires or ctx is done (a nil until waits for ever). It
+// reports whether it handled something. It is woken by a decision only once
+// want decisions are in (less than 2: any), by anything else at once.
+func (s *Server) serveOne(ctx context.Context, until <-chan time.Time, want int) bool {
+	if s.serveReady() {
+		return true
+	}
+	s.inbox.Arm(want)
 	select {
 	case nc := <-s.accepted:
 		s.open(nc)
+		s.serveReady()
 		return true
-	case in := <-s.inbox:
-		s.handle(in)
-		return true
+	case <-s.inbox.Ready():
+		s.serveReady()
+		return true // perhaps nothing, after a stale signal: the caller looks again
 	case <-until:
 		return false
 	case <-ctx.Done():
@@ -727,19 +754,26 @@ func (s *Server) serveOne(ctx context.Context, until <-chan time.Time) bool {
 	}
 }
 
-// serveReady handles one accepted connection or incoming message that is
-// already waiting, and reports whether there was one.
+// serveReady handles the accepted connections and incoming messages that are
+// already waiting, and reports whether there were any.
 func (s *Server) serveReady() bool {
-	select {
-	case nc := <-s.accepted:
-		s.open(nc)
-		return true
-	case in := <-s.inbox:
-		s.handle(in)
-		return true
-	default:
-		return false
+	handled := false
+	for {
+		select {
+		case nc := <-s.accepted:
+			s.open(nc)
+			handled = true
+			continue
+		default:
+		}
+		break
 	}
+	s.batch = s.inbox.Take(s.batch[:0])
+	for _, in := range s.batch {
+		s.handle(in)
+	}
+	clear(s.batch) // let the messages go
+	return handled || len(s.batch) > 0
 }
 
 // maxLag is how far behind its schedule the loop may fall before it stops
@@ -759,7 +793,7 @@ func (s *Server) afterTick(ctx context.Context) {
 	for s.serveReady() {
 	}
 	for s.paused && s.steps == 0 && ctx.Err() == nil {
-		s.serveOne(ctx, nil)
+		s.serveOne(ctx, nil, 1)
 	}
 	if s.steps > 0 {
 		s.steps--
@@ -783,7 +817,7 @@ func (s *Server) afterTick(ctx context.Context) {
 	}
 	timer := time.NewTimer(time.Until(s.next))
 	defer timer.Stop()
-	for s.serveOne(ctx, timer.C) {
+	for s.serveOne(ctx, timer.C, 1) {
 	}
 }
 

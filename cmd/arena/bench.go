@@ -6,7 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"runtime"
+	"runtime/pprof"
+	"strings"
 	"time"
 
 	"github.com/arena-sim/arena/engine"
@@ -27,10 +31,12 @@ func cmdBench(ctx context.Context, args []string, stdout io.Writer) error {
 	soak := fs.Duration("soak", 0, "soak the realtime server instead: --agents clients (1000 unless given) over a Unix socket at --tick-rate for this long, with random disconnects; prints tick intervals, memory over time and decisions")
 	tickRate := fs.Float64("tick-rate", 10, "--soak: ticks per second")
 	churn := fs.Float64("churn", 0.01, "--soak: the chance per second that a client drops its connection (it comes back 0.1 to 2 s later)")
+	repeat := fs.Int("repeat", 1, "--ipc: measure this many pairs of a lockstep and an echo run, alternating which goes first, and print each pair's ratios and the medians")
+	cpuProfile := fs.String("cpuprofile", "", "--ipc: write a CPU profile of the measured part of each run to this file, with -lockstep-N or -echo-N before its extension (N counts the pairs from 1)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if err := checkFlags(fs, 0, "agents", "size", "ticks", "tick-rate", "workers"); err != nil {
+	if err := checkFlags(fs, 0, "agents", "size", "ticks", "tick-rate", "workers", "repeat"); err != nil {
 		return err
 	}
 	if *soak > 0 {
@@ -43,7 +49,7 @@ func cmdBench(ctx context.Context, args []string, stdout io.Writer) error {
 				n = *agents
 			}
 		})
-		return benchIPC(ctx, stdout, n, *ticks, *seed, *asJSON)
+		return benchIPC(ctx, stdout, n, *ticks, *seed, max(*repeat, 1), *cpuProfile, *asJSON)
 	}
 	r, err := benchWorld(ctx, benchworld.Options{Seed: *seed, Agents: *agents, Size: *size}, *ticks, *workers)
 	if err != nil {
@@ -172,30 +178,84 @@ func benchSoak(ctx context.Context, stdout io.Writer, opt ipcbench.SoakOptions) 
 }
 
 // benchIPC runs the lockstep benchmark of `go test -bench Lockstep100
-// ./server/` (internal/ipcbench) once and prints its figures.
-func benchIPC(ctx context.Context, stdout io.Writer, agents, ticks int, seed uint64, asJSON bool) error {
-	r, err := ipcbench.Run(ctx, ipcbench.Options{Agents: agents, Rounds: ticks, Seed: seed})
+// ./server/` (internal/ipcbench) repeat times, alternating which of lockstep
+// and the echo goes first, and prints each pair's figures and the medians.
+func benchIPC(ctx context.Context, stdout io.Writer, agents, ticks int, seed uint64, repeat int, cpuProfile string, asJSON bool) error {
+	var profile func(pair int, lockstep bool) (start, stop func())
+	if cpuProfile != "" {
+		profile = func(pair int, lockstep bool) (start, stop func()) {
+			kind := "echo"
+			if lockstep {
+				kind = "lockstep"
+			}
+			ext := filepath.Ext(cpuProfile)
+			name := fmt.Sprintf("%s-%s-%d%s", strings.TrimSuffix(cpuProfile, ext), kind, pair+1, ext)
+			var f *os.File
+			start = func() {
+				var err error
+				if f, err = os.Create(name); err == nil {
+					err = pprof.StartCPUProfile(f)
+				}
+				if err != nil {
+					fmt.Fprintf(os.Stderr, "arena bench: cpu profile %s: %v\n", name, err)
+				}
+			}
+			stop = func() {
+				pprof.StopCPUProfile()
+				if f != nil {
+					f.Close()
+				}
+			}
+			return start, stop
+		}
+	}
+	runs, err := ipcbench.Repeat(ctx, ipcbench.Options{Agents: agents, Rounds: ticks, Seed: seed}, repeat, profile)
 	if err != nil {
 		return err
 	}
+	r := ipcbench.Median(runs)
 	l, e := r.Lockstep, r.Echo
 	p50, p99 := r.Ratios()
 	if asJSON {
-		return writeJSON(stdout, map[string]any{
-			"agents": agents, "ticks": ticks,
+		out := map[string]any{
+			"agents": agents, "ticks": ticks, "repeat": repeat,
 			"decisions_per_sec": l.DecisionsPerSec, "echo_decisions_per_sec": e.DecisionsPerSec,
-			"rtt_ratio_p50": p50, "rtt_ratio_p99": p99,
+			"decisions_ratio": r.DecisionsRatio, "rtt_ratio_p50": p50, "rtt_ratio_p99": p99,
 			"rtt_p50_ns": l.RTTP50.Nanoseconds(), "rtt_p99_ns": l.RTTP99.Nanoseconds(),
 			"echo_rtt_p50_ns": e.RTTP50.Nanoseconds(), "echo_rtt_p99_ns": e.RTTP99.Nanoseconds(),
 			"cpu_ns_per_decision": l.CPUPerDecision.Nanoseconds(), "echo_cpu_ns_per_decision": e.CPUPerDecision.Nanoseconds(),
 			"observation_bytes": l.ObsBytes, "decision_bytes": l.DecisionBytes,
-		})
+		}
+		if repeat > 1 {
+			var pairs []map[string]any
+			for _, p := range runs {
+				pairs = append(pairs, map[string]any{
+					"decisions_per_sec": p.Lockstep.DecisionsPerSec, "echo_decisions_per_sec": p.Echo.DecisionsPerSec,
+					"decisions_ratio": p.DecisionsRatio, "rtt_ratio_p50": p.RTTRatioP50, "rtt_ratio_p99": p.RTTRatioP99,
+					"cpu_ns_per_decision": p.Lockstep.CPUPerDecision.Nanoseconds(), "echo_cpu_ns_per_decision": p.Echo.CPUPerDecision.Nanoseconds(),
+				})
+			}
+			out["pairs"] = pairs
+		}
+		return writeJSON(stdout, out)
 	}
+	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1000 }
 	fmt.Fprintf(stdout, "lockstep over a Unix socket, %d clients, %d ticks: observations %.0f B, decisions %.0f B\n", agents, ticks, l.ObsBytes, l.DecisionBytes)
+	if repeat > 1 {
+		for i, p := range runs {
+			first := "lockstep first"
+			if i%2 == 1 {
+				first = "echo first"
+			}
+			fmt.Fprintf(stdout, "pair %d (%s): server %6.0f, echo %6.0f decisions/s, ratio %.2f; round trip ratio p50 %.2f, p99 %.2f; CPU per decision %.1f µs, echo %.1f µs\n",
+				i+1, first, p.Lockstep.DecisionsPerSec, p.Echo.DecisionsPerSec, p.DecisionsRatio, p.RTTRatioP50, p.RTTRatioP99, us(p.Lockstep.CPUPerDecision), us(p.Echo.CPUPerDecision))
+		}
+		fmt.Fprintf(stdout, "medians of %d pairs (each figure on its own):\n", repeat)
+	}
 	fmt.Fprintf(stdout, "server:    %6.0f decisions/s, round trip p50 %s p99 %s, %.1f µs CPU per decision\n",
-		l.DecisionsPerSec, l.RTTP50.Round(time.Microsecond), l.RTTP99.Round(time.Microsecond), float64(l.CPUPerDecision.Nanoseconds())/1000)
+		l.DecisionsPerSec, l.RTTP50.Round(time.Microsecond), l.RTTP99.Round(time.Microsecond), us(l.CPUPerDecision))
 	fmt.Fprintf(stdout, "bare echo: %6.0f decisions/s, round trip p50 %s p99 %s, %.1f µs CPU per decision\n",
-		e.DecisionsPerSec, e.RTTP50.Round(time.Microsecond), e.RTTP99.Round(time.Microsecond), float64(e.CPUPerDecision.Nanoseconds())/1000)
+		e.DecisionsPerSec, e.RTTP50.Round(time.Microsecond), e.RTTP99.Round(time.Microsecond), us(e.CPUPerDecision))
 	fmt.Fprintf(stdout, "server / echo: decisions/s %.2f; round trip p50 %.2f, p99 %.2f\n", r.DecisionsRatio, p50, p99)
 	return nil
 }

@@ -30,3 +30,15 @@ func TestBenchJSON(t *testing.T) {
 	}
 	require.Len(t, hashes, 1, "one state hash for 1 and 3 workers")
 }
+
+// TestBenchIPCRepeat: --repeat prints every pair and the medians.
+func TestBenchIPCRepeat(t *testing.T) {
+	out, _, err := arena(t, "bench", "--ipc", "--agents", "10", "--ticks", "5", "--repeat", "2", "--json")
+	require.NoError(t, err)
+	var r map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &r), out)
+	for _, k := range []string{"decisions_per_sec", "echo_decisions_per_sec", "decisions_ratio", "rtt_ratio_p50", "rtt_ratio_p99"} {
+		require.Positive(t, r[k], k)
+	}
+	require.Len(t, r["pairs"], 2)
+}

@@ -121,6 +121,21 @@ func (r *Result) Ratios() (p50, p99 float64) { return r.RTTRatioP50, r.RTTRatioP
 // Run measures lockstep, then the echo with the observation frames lockstep
 // produced.
 func Run(ctx context.Context, opt Options) (*Result, error) {
+	rs, err := Repeat(ctx, opt, 1, nil)
+	if err != nil {
+		return nil, err
+	}
+	return rs[0], nil
+}
+
+// Repeat measures n pairs of a lockstep run and an echo run, alternating
+// which of the two goes first (lockstep then echo, echo then lockstep, ...),
+// so that a host that gets slower or faster during the runs does not always
+// favour the same one. Every echo moves the frames of the first lockstep
+// run. profile, when set, is called around the measured part of each run
+// (lockstep or not) with the run's index in the pair: it returns the
+// functions to call at its start and end (a CPU profile of each, say).
+func Repeat(ctx context.Context, opt Options, n int, profile func(pair int, lockstep bool) (start, stop func())) ([]*Result, error) {
 	opt = opt.withDefaults()
 	if opt.Dir == "" {
 		dir, err := os.MkdirTemp("", "arena-ipcbench")
@@ -130,15 +145,82 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		defer os.RemoveAll(dir)
 		opt.Dir = dir
 	}
-	lock, frames, err := Lockstep(ctx, opt)
-	if err != nil {
-		return nil, err
+	with := func(pair int, lockstep bool) Options {
+		o := opt
+		if profile != nil {
+			o.OnStart, o.OnStop = profile(pair, lockstep)
+		}
+		return o
 	}
-	echo, err := Echo(ctx, Options{Agents: opt.Agents, Rounds: opt.Rounds, Dir: opt.Dir}, frames)
-	if err != nil {
-		return nil, err
+	var frames [][]byte
+	lock := func(pair int) (*Stats, error) {
+		st, f, err := Lockstep(ctx, with(pair, true))
+		if frames == nil {
+			frames = f
+		}
+		return st, err
 	}
-	return Compare(lock, echo), nil
+	echo := func(pair int) (*Stats, error) { return Echo(ctx, with(pair, false), frames) }
+	var out []*Result
+	for pair := range max(n, 1) {
+		var l, e *Stats
+		var err error
+		if pair%2 == 0 || frames == nil {
+			if l, err = lock(pair); err == nil {
+				e, err = echo(pair)
+			}
+		} else if e, err = echo(pair); err == nil {
+			l, err = lock(pair)
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, Compare(l, e))
+	}
+	return out, nil
+}
+
+// Median is the median of each figure over results (the mean of the two
+// middle ones for an even count), each figure on its own: the median
+// ratio is not the ratio of the medians.
+func Median(results []*Result) Result {
+	var m Result
+	med := func(get func(*Result) float64) float64 {
+		v := make([]float64, len(results))
+		for i, r := range results {
+			v[i] = get(r)
+		}
+		slices.Sort(v)
+		if len(v) == 0 {
+			return 0
+		}
+		return (v[(len(v)-1)/2] + v[len(v)/2]) / 2
+	}
+	dur := func(get func(*Result) time.Duration) time.Duration {
+		return time.Duration(med(func(r *Result) float64 { return float64(get(r)) }))
+	}
+	for _, side := range []struct {
+		st  *Stats
+		get func(*Result) *Stats
+	}{{&m.Lockstep, func(r *Result) *Stats { return &r.Lockstep }}, {&m.Echo, func(r *Result) *Stats { return &r.Echo }}} {
+		g := side.get
+		*side.st = Stats{
+			DecisionsPerSec: med(func(r *Result) float64 { return g(r).DecisionsPerSec }),
+			RTTP50:          dur(func(r *Result) time.Duration { return g(r).RTTP50 }),
+			RTTP99:          dur(func(r *Result) time.Duration { return g(r).RTTP99 }),
+			CPUPerDecision:  dur(func(r *Result) time.Duration { return g(r).CPUPerDecision }),
+			Elapsed:         dur(func(r *Result) time.Duration { return g(r).Elapsed }),
+			ObsBytes:        med(func(r *Result) float64 { return g(r).ObsBytes }),
+			DecisionBytes:   med(func(r *Result) float64 { return g(r).DecisionBytes }),
+		}
+		if len(results) > 0 {
+			side.st.Agents, side.st.Rounds = g(results[0]).Agents, g(results[0]).Rounds
+		}
+	}
+	m.DecisionsRatio = med(func(r *Result) float64 { return r.DecisionsRatio })
+	m.RTTRatioP50 = med(func(r *Result) float64 { return r.RTTRatioP50 })
+	m.RTTRatioP99 = med(func(r *Result) float64 { return r.RTTRatioP99 })
+	return m
 }
 
 // Scenario is the benchmark's world for n agents: an open 100×100 field with

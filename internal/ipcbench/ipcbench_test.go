@@ -2,6 +2,7 @@ package ipcbench
 
 import (
 	"testing"
+	"time"
 
 	"github.com/arena-sim/arena/ipc"
 	"github.com/arena-sim/arena/scenarios"
@@ -78,5 +79,30 @@ func TestObservationBytesDoNotGrowWithAgents(t *testing.T) {
 	}
 	if bytes[1] > 1.1*bytes[0] {
 		t.Fatalf("an observation is %.0f bytes among %d agents, %.0f among 100", bytes[1], many, bytes[0])
+	}
+}
+
+// Median takes each figure's median on its own (the mean of the middle two
+// for an even count).
+func TestMedian(t *testing.T) {
+	res := func(lock, echo float64, p50 time.Duration) *Result {
+		return Compare(&Stats{Agents: 7, DecisionsPerSec: lock, RTTP50: p50, RTTP99: p50}, &Stats{DecisionsPerSec: echo, RTTP50: time.Millisecond, RTTP99: time.Millisecond})
+	}
+	tests := []struct {
+		name                  string
+		in                    []*Result
+		lock, echo, ratio, rp float64
+	}{
+		{"one", []*Result{res(10, 20, 2*time.Millisecond)}, 10, 20, 0.5, 2},
+		{"odd", []*Result{res(10, 20, time.Millisecond), res(30, 40, 3*time.Millisecond), res(5, 100, 2*time.Millisecond)}, 10, 40, 0.5, 2},
+		{"even", []*Result{res(10, 20, time.Millisecond), res(30, 40, 4*time.Millisecond)}, 20, 30, 0.625, 2.5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := Median(tt.in)
+			if m.Lockstep.DecisionsPerSec != tt.lock || m.Echo.DecisionsPerSec != tt.echo || m.DecisionsRatio != tt.ratio || m.RTTRatioP50 != tt.rp || m.Lockstep.Agents != 7 {
+				t.Fatalf("median %+v", m)
+			}
+		})
 	}
 }
