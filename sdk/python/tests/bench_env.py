@@ -8,7 +8,9 @@ Both play the same episodes (same seeds, the same decisions: every agent idles, 
 --policy walk walks to a new random point every 20 ticks) against their own `arena
 serve`, so the server does the same work; the difference is the client:
 the raw one decodes CBOR and answers, the env also encodes each observation into its
-space (arrays and action masks) and checks each action. Printed per step: wall time,
+space (arrays and action masks) and checks each action. "env" is the default env (the
+server computes the arrays, the map is decoded only when needed); "env eager" decodes
+every observation's map as it comes (lazy_decode=False). Printed per step: wall time,
 CPU time of this process and of the server, and the env's overhead over the raw
 client's wall time. Then make_vec(n): env steps per second over n servers. Rounds
 alternate raw and env runs; the table shows each one's median round.
@@ -89,8 +91,9 @@ def raw_run(arena, scenario, agents, steps, seed, plan):
     return out
 
 
-def env_run(arena, scenario, agents, steps, seed, observation, plan):
-    env = ArenaParallelEnv(scenario, agents, arena=arena, ticks=steps + 1, observation=observation)
+def env_run(arena, scenario, agents, steps, seed, observation, plan, lazy=True):
+    env = ArenaParallelEnv(scenario, agents, arena=arena, ticks=steps + 1, observation=observation,
+                           lazy_decode=lazy)
     env.reset(seed=seed)
     pid = env._rt.proc.pid
     t0, c0, s0 = time.perf_counter(), time.process_time(), server_cpu(pid)
@@ -124,22 +127,29 @@ def main():
     ap.add_argument("--policy", default="idle", choices=["idle", "walk"])
     ap.add_argument("--vec", default="1,2,4", help="make_vec sizes to measure ('' for none)")
     args = ap.parse_args()
-    raw, env = [], []
+    raw, env, eager = [], [], []
     info = scenario_info(args.arena, args.scenario, args.agents)
     for r in range(args.rounds):
         plan = decisions(args.policy, info["agent_ids"], info["bounds"], args.steps, r)
         raw.append(raw_run(args.arena, args.scenario, args.agents, args.steps, 1 + r, plan))
         env.append(env_run(args.arena, args.scenario, args.agents, args.steps, 1 + r, args.observation, plan))
+        eager.append(env_run(args.arena, args.scenario, args.agents, args.steps, 1 + r, args.observation, plan,
+                             lazy=False))
     med = lambda runs: tuple(statistics.median(x[i] for x in runs) for i in range(3))  # noqa: E731
-    (rw, rc, rs), (ew, ec, es) = med(raw), med(env)
+    rw = med(raw)[0]
     us = lambda x: f"{x / args.steps * 1e6:8.0f}"  # noqa: E731
     print(f"{args.scenario}, {args.agents} agents, {args.steps} steps, median of {args.rounds} rounds "
           f"(observation={args.observation}, policy={args.policy})")
     print(f"{'client':<12}{'µs/step':>9}{'client CPU':>12}{'server CPU':>12}{'steps/s':>9}{'steps/CPU-s':>13}")
-    for name, (w, c, s) in (("raw", (rw, rc, rs)), ("env", (ew, ec, es))):
-        print(f"{name:<12}{us(w):>9}{us(c):>12}{us(s):>12}{args.steps / w:9.0f}{args.steps / (c + s):13.0f}")
-    print(f"env overhead: {100 * (ew - rw) / rw:.1f}% of the raw client's wall time per step, "
-          f"{1e6 * (ew - rw) / args.steps:.0f} µs per step, {1e6 * (ew - rw) / args.steps / args.agents:.0f} µs per agent")
+    rows = (("raw", raw), ("env", env), ("env eager", eager))
+    for name, runs in rows:
+        w, c, sv = med(runs)
+        print(f"{name:<12}{us(w):>9}{us(c):>12}{us(sv):>12}{args.steps / w:9.0f}{args.steps / (c + sv):13.0f}")
+    for name, runs in rows[1:]:
+        ew = med(runs)[0]
+        print(f"{name} overhead: {100 * (ew - rw) / rw:.1f}% of the raw client's wall time per step, "
+              f"{1e6 * (ew - rw) / args.steps:.0f} µs per step, {1e6 * (ew - rw) / args.steps / args.agents:.0f} µs "
+              f"per agent")
     sizes = [int(x) for x in args.vec.split(",") if x]
     for n in sizes:
         w = statistics.median(vec_run(args.arena, args.scenario, n, args.steps // 2, 1 + r) for r in range(args.rounds))
