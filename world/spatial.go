@@ -114,8 +114,8 @@ func (g *agentGrid) insert(a *Agent) {
 // index, the buckets in Morton (Z) order, agents of a bucket in index order.
 // Observing agents in this order rather than by index keeps what nearby
 // agents share (the sight table's rows, the entities and buckets around them)
-// in the caches from one agent to the next, which on large maps is most of
-// an observation's cost. Every observation is the same whatever the order.
+// in the caches from one agent to the next, where on large maps much of an
+// observation's cost goes. Every observation is the same whatever the order.
 func (w *World) ObserveOrder(dst []int) []int {
 	w.refreshAgentIndex()
 	g := w.agentIdx
