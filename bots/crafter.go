@@ -533,14 +533,14 @@ func (c *Crafter) done(obs *world.Observation) world.Decision {
 	return world.Idle("the objective's items are made")
 }
 
-// parkingSpot is the centre of the exploration cell farthest from every known
-// station and resource (ties: nearest to from, then first in cell order).
+// parkingSpot is the centre of the exploration cell of the window around from
+// farthest from every known station and resource (ties: nearest to from,
+// then first in cell order).
 func (c *Crafter) parkingSpot(from world.Vec3) world.Vec3 {
-	b := c.info.Bounds
 	best, bestScore, bestD := from, -1.0, math.Inf(1)
-	for i := range c.seen {
-		cx, cz := i%c.cols, i/c.cols
-		p := c.clamp(world.Vec3{b.MinX + (float64(cx)+0.5)*c.cell, 0, b.MinZ + (float64(cz)+0.5)*c.cell})
+	x0, z0 := c.window(from)
+	for i := range c.wx * c.wz {
+		p := c.centre(x0+i%c.wx, z0+i/c.wx)
 		score := math.Inf(1)
 		for _, s := range c.stations {
 			score = math.Min(score, hypot(p[0]-s.pos[0], p[2]-s.pos[2]))

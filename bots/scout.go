@@ -13,23 +13,34 @@ import (
 // of resources seen, stepping out of hazards, and reading failures.
 
 // explorer remembers which parts of the ground a bot has seen and picks unseen
-// ground to explore.
+// ground to explore. The ground is cut into exploration cells about a
+// perception radius wide; a bot remembers and explores only the
+// exploreWindow × exploreWindow cells around it (the whole ground when it
+// is no larger), so that what a bot keeps, and how far it walks to explore,
+// do not grow with the world.
 type explorer struct {
-	info   Info
-	rng    *rand.Rand
-	cell   float64
-	cols   int
-	rows   int
-	seen   []bool
+	info Info
+	rng  *rand.Rand
+	cell float64
+	cols int
+	rows int
+	// seen is a ring of wx × wz slots: cell (cx, cz) is seen when the slot
+	// (cz mod wz, cx mod wx) holds its index plus one. Any wx × wz cells
+	// have slots of their own.
+	seen   []int32
+	wx, wz int
 	marked int // exploration cell last marked around the bot
 }
 
+// exploreWindow is how many exploration cells a side of a bot's window has.
+const exploreWindow = 16
+
 func newExplorer(info Info, rng *rand.Rand) explorer {
-	// Exploration cells: about a perception radius wide, at most 16 per side.
-	cell := math.Max(math.Max(info.Rules.PerceptionRadius, 4), math.Max(info.Bounds.Width(), info.Bounds.Depth())/16)
+	cell := math.Max(info.Rules.PerceptionRadius, 4)
 	cols := max(1, int(math.Ceil(info.Bounds.Width()/cell)))
 	rows := max(1, int(math.Ceil(info.Bounds.Depth()/cell)))
-	return explorer{info: info, rng: rng, cell: cell, cols: cols, rows: rows, seen: make([]bool, cols*rows), marked: -1}
+	wx, wz := min(cols, exploreWindow), min(rows, exploreWindow)
+	return explorer{info: info, rng: rng, cell: cell, cols: cols, rows: rows, seen: make([]int32, wx*wz), wx: wx, wz: wz, marked: -1}
 }
 
 // botRand is a bot's random stream: derived from the seed and the agent id only.
@@ -51,24 +62,42 @@ func (e *explorer) cellXZ(x, z float64) (int, int) {
 	return min(max(int((x-b.MinX)/e.cell), 0), e.cols-1), min(max(int((z-b.MinZ)/e.cell), 0), e.rows-1)
 }
 
-func (e *explorer) cellIndex(x, z float64) int {
-	cx, cz := e.cellXZ(x, z)
-	return cz*e.cols + cx
+// slot is where the ring keeps cell (cx, cz).
+func (e *explorer) slot(cx, cz int) int { return (cz%e.wz)*e.wx + cx%e.wx }
+
+func (e *explorer) isSeen(cx, cz int) bool {
+	return e.seen[e.slot(cx, cz)] == int32(cz*e.cols+cx+1)
 }
 
-func (e *explorer) markCell(p world.Vec3) { e.seen[e.cellIndex(p[0], p[2])] = true }
+func (e *explorer) mark(cx, cz int) { e.seen[e.slot(cx, cz)] = int32(cz*e.cols + cx + 1) }
+
+func (e *explorer) markCell(p world.Vec3) { e.mark(e.cellXZ(p[0], p[2])) }
+
+// centre is the point explored for cell (cx, cz).
+func (e *explorer) centre(cx, cz int) world.Vec3 {
+	b := e.info.Bounds
+	return e.clamp(world.Vec3{b.MinX + (float64(cx)+0.5)*e.cell, 0, b.MinZ + (float64(cz)+0.5)*e.cell})
+}
+
+// window returns the cells [x0, x0+wx) × [z0, z0+wz) of the window around p:
+// centred on p's cell, inside the ground.
+func (e *explorer) window(p world.Vec3) (x0, z0 int) {
+	cx, cz := e.cellXZ(p[0], p[2])
+	return min(max(cx-e.wx/2, 0), e.cols-e.wx), min(max(cz-e.wz/2, 0), e.rows-e.wz)
+}
 
 // markSeen marks every exploration cell whose centre is within most of the
 // perception radius.
 func (e *explorer) markSeen(p world.Vec3) {
-	c := e.cellIndex(p[0], p[2])
+	pcx, pcz := e.cellXZ(p[0], p[2])
+	c := pcz*e.cols + pcx
 	if c == e.marked {
 		return // still in the cell whose surroundings were marked last time
 	}
 	e.marked = c
 	b := e.info.Bounds
 	r := 0.8 * e.info.Rules.PerceptionRadius
-	e.seen[e.cellIndex(p[0], p[2])] = true
+	e.mark(pcx, pcz)
 	x0, z0 := e.cellXZ(p[0]-r, p[2]-r)
 	x1, z1 := e.cellXZ(p[0]+r, p[2]+r)
 	for cz := z0; cz <= z1; cz++ {
@@ -76,14 +105,15 @@ func (e *explorer) markSeen(p world.Vec3) {
 			dx := b.MinX + (float64(cx)+0.5)*e.cell - p[0]
 			dz := b.MinZ + (float64(cz)+0.5)*e.cell - p[2]
 			if dx*dx+dz*dz < r*r {
-				e.seen[cz*e.cols+cx] = true
+				e.mark(cx, cz)
 			}
 		}
 	}
 }
 
 // exploreTarget picks, at random among the three nearest, the centre of a
-// ground cell the bot has not visited; when all are visited it starts over.
+// cell of the window that the bot has not visited; when all are visited it
+// starts over.
 func (e *explorer) exploreTarget(from world.Vec3) world.Vec3 {
 	b := e.info.Bounds
 	type cand struct {
@@ -92,23 +122,25 @@ func (e *explorer) exploreTarget(from world.Vec3) world.Vec3 {
 	}
 	var best [3]cand
 	n := 0
+	x0, z0 := e.window(from)
 	for pass := 0; pass < 2 && n == 0; pass++ {
-		for i, s := range e.seen {
-			if s {
-				continue
-			}
-			cx, cz := i%e.cols, i/e.cols
-			p := e.clamp(world.Vec3{b.MinX + (float64(cx)+0.5)*e.cell, 0, b.MinZ + (float64(cz)+0.5)*e.cell})
-			dx, dz := p[0]-from[0], p[2]-from[2]
-			d := dx*dx + dz*dz // squared: only the order matters
-			c := cand{p, d}
-			// insert into the sorted top three
-			for k := 0; k < 3; k++ {
-				if k >= n || d < best[k].d {
-					copy(best[k+1:], best[k:2])
-					best[k] = c
-					n = min(n+1, 3)
-					break
+		for cz := z0; cz < z0+e.wz; cz++ {
+			for cx := x0; cx < x0+e.wx; cx++ {
+				if e.isSeen(cx, cz) {
+					continue
+				}
+				p := e.centre(cx, cz)
+				dx, dz := p[0]-from[0], p[2]-from[2]
+				d := dx*dx + dz*dz // squared: only the order matters
+				c := cand{p, d}
+				// insert into the sorted top three
+				for k := 0; k < 3; k++ {
+					if k >= n || d < best[k].d {
+						copy(best[k+1:], best[k:2])
+						best[k] = c
+						n = min(n+1, 3)
+						break
+					}
 				}
 			}
 		}

@@ -211,21 +211,38 @@ func (r *Runner) step(ctx context.Context, period int) (TickRecord, error) {
 			g = Controllers(r.Controllers)
 		}
 		stream, _ := g.(Streamer)
-		obs := r.obsList[:0]
-		for i, a := range agents {
-			if !a.Alive {
-				obs = append(obs, nil)
-				continue
-			}
+		obs := append(r.obsList[:0], make([]*world.Observation, len(agents))...)
+		byIndex := r.pool.obs
+		for len(byIndex) < len(agents) {
+			a := agents[len(byIndex)]
 			o := r.obs[a.ID]
 			if o == nil {
 				o = &world.Observation{}
 				r.obs[a.ID] = o
 			}
-			w.ObserveInto(a, o)
-			obs = append(obs, o)
-			if stream != nil {
-				stream.Observed(tick, i, o)
+			byIndex = append(byIndex, o)
+		}
+		r.pool.obs = byIndex
+		observe := func(i int) {
+			o := byIndex[i]
+			w.ObserveInto(agents[i], o)
+			obs[i] = o
+		}
+		if stream != nil {
+			// A Streamer sends each observation on as it is built: in
+			// agent order.
+			for i, a := range agents {
+				if a.Alive {
+					observe(i)
+					stream.Observed(tick, i, obs[i])
+				}
+			}
+		} else {
+			// In the order of the map, which keeps the caches warm (see
+			// World.ObserveOrder); the observations are the same.
+			r.order = w.ObserveOrder(r.order[:0])
+			for _, i := range r.order {
+				observe(i)
 			}
 		}
 		r.obsList = obs

@@ -453,7 +453,8 @@ func (w *World) deliverMessages() {
 	commR2 := w.rules.CommRange * w.rules.CommRange
 	for _, m := range w.outbox {
 		from := w.agentByID[m.from]
-		for _, to := range w.agents {
+		w.recipientBuf = w.recipients(from, m, w.recipientBuf[:0])
+		for _, to := range w.recipientBuf {
 			if to == from || !to.Alive || (m.audience != nil && !slices.Contains(m.audience, to.ID)) {
 				continue
 			}
@@ -484,6 +485,42 @@ func (w *World) deliverMessages() {
 }
 
 const maxInbox = 100
+
+// recipients appends the agents a message may reach, in the order of
+// w.agents (the order of the drops' random draws): the one it names, or
+// the living agents within the communication range of its sender, found
+// through the agent index rather than by testing every agent.
+func (w *World) recipients(from *Agent, m pendingMessage, dst []*Agent) []*Agent {
+	if m.to != "all" && m.to != "team" {
+		if to := w.agentByID[m.to]; to != nil {
+			dst = append(dst, to)
+		}
+		return dst
+	}
+	w.refreshAgentIndex()
+	g := w.agentIdx
+	r := w.rules.CommRange
+	x0, z0, x1, z1 := g.span(from.Pos[0], from.Pos[2], r)
+	if (x1-x0+1)*(z1-z0+1) > len(w.agents) {
+		return append(dst, w.agents...) // a range as large as the map
+	}
+	idx := w.recipientIdx[:0]
+	for cz := z0; cz <= z1; cz++ {
+		for cx := x0; cx <= x1; cx++ {
+			for _, e := range g.at[cz*g.cols+cx] {
+				if dx, dz := e.x-from.Pos[0], e.z-from.Pos[2]; dx*dx+dz*dz <= r*r {
+					idx = append(idx, e.idx)
+				}
+			}
+		}
+	}
+	slices.Sort(idx)
+	for _, i := range idx {
+		dst = append(dst, w.agents[i])
+	}
+	w.recipientIdx = idx
+	return dst
+}
 
 // ForceStraightMove starts a move along a straight line to target, without
 // planning around anything: collision alone decides where the agent ends up.

@@ -1,6 +1,9 @@
 package world
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // bucketGrid is a uniform spatial hash of entity indices on the ground plane,
 // used to find what lies within a radius without scanning every entity.
@@ -74,6 +77,8 @@ type agentGrid struct {
 	bucketGrid
 	at   [][]agentEntry
 	used []int32 // the buckets holding entries, so that reset costs the agents, not the map
+	// order is ObserveOrder's scratch.
+	order []uint64
 }
 
 type agentEntry struct {
@@ -102,4 +107,44 @@ func (g *agentGrid) insert(a *Agent) {
 		g.used = append(g.used, int32(c))
 	}
 	g.at[c] = append(g.at[c], agentEntry{int32(a.index), a.rank, a.Pos[0], a.Pos[2]})
+}
+
+// ObserveOrder appends to dst the indices (in Agents) of the living agents in
+// an order that follows the map: bucket by bucket of the agents' spatial
+// index, the buckets in Morton (Z) order, agents of a bucket in index order.
+// Observing agents in this order rather than by index keeps what nearby
+// agents share (the sight table's rows, the entities and buckets around them)
+// in the caches from one agent to the next, where on large maps much of an
+// observation's cost goes. Every observation is the same whatever the order.
+func (w *World) ObserveOrder(dst []int) []int {
+	w.refreshAgentIndex()
+	g := w.agentIdx
+	keys := g.order[:0]
+	for _, c := range g.used {
+		keys = append(keys, morton(uint32(int(c)%g.cols), uint32(int(c)/g.cols))<<32|uint64(c))
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		for _, e := range g.at[uint32(k)] {
+			dst = append(dst, int(e.idx))
+		}
+	}
+	g.order = keys[:0]
+	return dst
+}
+
+// morton interleaves the bits of x and z (each below 2¹⁶): x in the even
+// bits, z in the odd ones.
+func morton(x, z uint32) uint64 {
+	return uint64(spread(x) | spread(z)<<1)
+}
+
+// spread puts the 16 low bits of v in the even bits of the result.
+func spread(v uint32) uint32 {
+	v &= 0xffff
+	v = (v | v<<8) & 0x00ff00ff
+	v = (v | v<<4) & 0x0f0f0f0f
+	v = (v | v<<2) & 0x33333333
+	v = (v | v<<1) & 0x55555555
+	return v
 }

@@ -72,7 +72,9 @@ type World struct {
 	objectiveView Objective // what observations show
 	sightSums     []int32   // summed-area table of the sight grid
 	rosterIDs     []string
-	bodyBuf       []body // scratch for collision
+	bodyBuf       []body   // scratch for collision
+	recipientBuf  []*Agent // scratch for message delivery
+	recipientIdx  []int32
 	tagBuf        []shapeTag
 	rosterDirty   bool
 }
