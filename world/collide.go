@@ -23,12 +23,12 @@ type body struct {
 // shape touches a physics cell within reach of (x, z), except the agent self.
 // Shapes register in every cell they touch, so reach only needs to cover the
 // ground the agent itself can sweep.
-func (w *World) nearBodies(x, z, reach float64, self int, dst []body) []body {
+func (w *World) nearBodies(x, z, reach float64, self int, scratch *[]shapeTag, dst []body) []body {
 	cx0 := int(math.Floor((x - reach - w.bounds.MinX) / physicsCell))
 	cz0 := int(math.Floor((z - reach - w.bounds.MinZ) / physicsCell))
 	cx1 := int(math.Floor((x + reach - w.bounds.MinX) / physicsCell))
 	cz1 := int(math.Floor((z + reach - w.bounds.MinZ) / physicsCell))
-	tags := w.tagBuf[:0]
+	tags := (*scratch)[:0]
 	for cz := cz0; cz <= cz1; cz++ {
 		for cx := cx0; cx <= cx1; cx++ {
 			cell := w.space.Cell(cx, cz)
@@ -49,7 +49,7 @@ func (w *World) nearBodies(x, z, reach float64, self int, dst []body) []body {
 		}
 	}
 	tags = slices.Compact(tags)
-	w.tagBuf = tags
+	*scratch = tags
 	for _, t := range tags {
 		b := body{tag: t}
 		switch t.kind {
@@ -124,16 +124,20 @@ func (b *body) push(x, z, r float64, seed int) (float64, float64, bool) {
 // resolve pushes an agent standing at (x, z) out of every body it overlaps, in
 // order, a few rounds at most, and keeps it inside the world. If it is still
 // wedged after that, it stays at (fromX, fromZ). It returns where the agent
-// ends up and the name of the last thing that pushed it.
-func (w *World) resolve(a *Agent, x, z, fromX, fromZ float64, bodies []body) (float64, float64, string) {
+// ends up and the name of the last thing that pushed it, and notes in wk
+// what the walk depended on (see walk).
+func (w *World) resolve(a *Agent, x, z, fromX, fromZ float64, bodies []body, wk *walk) (float64, float64, string) {
 	r := w.rules.AgentRadius
 	blocker := ""
 	for round := 0; round < 4; round++ {
 		pushed := false
+		wk.tested(x, z)
 		for i := range bodies {
 			if nx, nz, hit := bodies[i].push(x, z, r, a.index); hit {
 				x, z, pushed = nx, nz, true
 				blocker = w.shapeName(bodies[i].tag)
+				wk.pushedBy(bodies[i].tag)
+				wk.tested(x, z)
 			}
 		}
 		x = clamp(x, w.bounds.MinX+r, w.bounds.MaxX-r)
@@ -142,6 +146,7 @@ func (w *World) resolve(a *Agent, x, z, fromX, fromZ float64, bodies []body) (fl
 			return x, z, blocker
 		}
 	}
+	wk.tangled = true // still pushed after four rounds: too involved to take ahead
 	if w.overlapsAny(x, z, a.index, bodies) {
 		return fromX, fromZ, blocker
 	}
