@@ -223,9 +223,14 @@ func (r *Registry) execute(w *world.World, agentID, name string, params map[stri
 		}
 		return world.Fail(name, world.CodeInvalidParams, "%s: %v", name, err)
 	}
-	audience, refusal, guarded := r.guard(w, world.GuardedCall{Agent: agentID, Tool: name, Params: clean, Query: asQuery})
-	if guarded {
-		return refusal
+	var audience []string
+	if len(r.guards) > 0 {
+		var refusal world.ActionResult
+		var guarded bool
+		audience, refusal, guarded = r.guard(w, world.GuardedCall{Agent: agentID, Tool: name, Params: clean, Query: asQuery})
+		if guarded {
+			return refusal
+		}
 	}
 	defer func() {
 		if p := recover(); p != nil {
