@@ -188,12 +188,12 @@ func ForWorld(w *world.World) (*Registry, error) {
 // a query is NOT_A_QUERY, bad parameters are INVALID_PARAMS, an unknown agent is
 // NOT_FOUND and a dead one DEAD.
 func (r *Registry) Execute(w *world.World, agentID, name string, params map[string]any, asQuery bool) (res world.ActionResult) {
-	return r.execute(w, agentID, name, params, asQuery, nil)
+	return r.execute(w, w.Agent(agentID), agentID, name, params, asQuery, nil)
 }
 
-// execute is Execute, taking the parameters' validation from p when it was
-// worked out ahead for this tool.
-func (r *Registry) execute(w *world.World, agentID, name string, params map[string]any, asQuery bool, p *Prepared) (res world.ActionResult) {
+// execute is Execute for agent a (w.Agent(agentID)), taking the parameters'
+// validation from p when it was worked out ahead for this tool.
+func (r *Registry) execute(w *world.World, a *world.Agent, agentID, name string, params map[string]any, asQuery bool, p *Prepared) (res world.ActionResult) {
 	t, ok := r.byName[name]
 	if !ok {
 		return world.Fail(fuzzy.Clip(name), world.CodeUnknownTool, "Unknown tool '%s'%s; available tools: %s", fuzzy.Clip(name), r.suggest(name), strings.Join(r.names, ", "))
@@ -201,7 +201,6 @@ func (r *Registry) execute(w *world.World, agentID, name string, params map[stri
 	if asQuery && !t.Query {
 		return world.Fail(name, world.CodeNotAQuery, "'%s' is an action and must be sent as a decision; query tools: %s", name, strings.Join(r.queryNames(), ", "))
 	}
-	a := w.Agent(agentID)
 	if a == nil {
 		return world.Fail(name, world.CodeNotFound, "No agent named '%s'", agentID)
 	}
@@ -267,11 +266,16 @@ func (r *Registry) Decide(w *world.World, agentID string, obsTick int, d world.D
 // DecidePrepared is Decide with what Prepare worked out ahead for this
 // decision (nil: nothing).
 func (r *Registry) DecidePrepared(w *world.World, agentID string, obsTick int, d world.Decision, p *Prepared) world.ActionResult {
-	a := w.Agent(agentID)
+	var a *world.Agent
+	if p != nil && p.tool != nil {
+		a = p.agent
+	} else {
+		a = w.Agent(agentID)
+	}
 	if a != nil {
 		w.BeginDecision(a)
 	}
-	res := r.execute(w, agentID, d.Tool, d.Params, false, p)
+	res := r.execute(w, a, agentID, d.Tool, d.Params, false, p)
 	if d.TimedOut && res.ErrorCode == "" {
 		res = world.Fail(d.Tool, world.CodeTimeout, "no decision arrived before the deadline; the agent idled this tick")
 	}
@@ -286,6 +290,7 @@ func (r *Registry) DecidePrepared(w *world.World, agentID string, obsTick int, d
 // validated parameters. The zero value holds nothing.
 type Prepared struct {
 	tool   *Tool
+	agent  *world.Agent // World.Agent of the decision's agent
 	params map[string]any
 	err    error
 }
@@ -304,12 +309,11 @@ func (r *Registry) Prepare(k *world.Worker, w *world.World, agentID string, d wo
 		return Prepared{}
 	}
 	clean, err := t.validate(d.Params)
-	if err == nil && t.Prepare != nil {
-		if a := w.Agent(agentID); a != nil && a.Alive {
-			t.Prepare(&Call{World: w, Agent: a, Params: clean}, k)
-		}
+	a := w.Agent(agentID)
+	if err == nil && t.Prepare != nil && a != nil && a.Alive {
+		t.Prepare(&Call{World: w, Agent: a, Params: clean}, k)
 	}
-	return Prepared{tool: t, params: clean, err: err}
+	return Prepared{tool: t, agent: a, params: clean, err: err}
 }
 
 // guard asks every tool guard about a call: the first refusal wins (refused
