@@ -22,8 +22,9 @@ type body struct {
 // nearBodies collects, in a fixed order, every obstacle and living agent whose
 // shape touches a physics cell within reach of (x, z), except the agent self.
 // Shapes register in every cell they touch, so reach only needs to cover the
-// ground the agent itself can sweep.
-func (w *World) nearBodies(x, z, reach float64, self int, scratch *[]shapeTag, dst []body) []body {
+// ground the agent itself can sweep. It reads resolv's cells, or ix, a
+// snapshot of them, when not nil.
+func (w *World) nearBodies(x, z, reach float64, self int, scratch *[]shapeTag, dst []body, ix *cellIndex) []body {
 	cx0 := int(math.Floor((x - reach - w.bounds.MinX) / physicsCell))
 	cz0 := int(math.Floor((z - reach - w.bounds.MinZ) / physicsCell))
 	cx1 := int(math.Floor((x + reach - w.bounds.MinX) / physicsCell))
@@ -31,6 +32,10 @@ func (w *World) nearBodies(x, z, reach float64, self int, scratch *[]shapeTag, d
 	tags := (*scratch)[:0]
 	for cz := cz0; cz <= cz1; cz++ {
 		for cx := cx0; cx <= cx1; cx++ {
+			if ix != nil {
+				tags = ix.appendCell(tags, cx, cz, self)
+				continue
+			}
 			cell := w.space.Cell(cx, cz)
 			if cell == nil {
 				continue
@@ -68,6 +73,95 @@ func (w *World) nearBodies(x, z, reach float64, self int, scratch *[]shapeTag, d
 		dst = append(dst, b)
 	}
 	return dst
+}
+
+// cellIndex is a snapshot of which shapes resolv has registered in which
+// physics cell, packed for Workers to read (resolv's cells hold scattered
+// shapes behind interfaces): the obstacles, which never move, once; the
+// living agents at every build.
+type cellIndex struct {
+	cols, rows int
+	obsStart   []int32 // per cell, where its obstacles begin in obs (one more entry at the end)
+	obs        []shapeTag
+	agStart    []int32 // the same for agents
+	ag         []shapeTag
+	agCount    []int32 // scratch
+}
+
+// build takes the snapshot, under resolvMu.
+func (ix *cellIndex) build(w *World) {
+	if ix.obsStart == nil {
+		for w.space.Cell(ix.cols, 0) != nil {
+			ix.cols++
+		}
+		for w.space.Cell(0, ix.rows) != nil {
+			ix.rows++
+		}
+		ix.obsStart = make([]int32, 0, ix.cols*ix.rows+1)
+		for cz := range ix.rows {
+			for cx := range ix.cols {
+				ix.obsStart = append(ix.obsStart, int32(len(ix.obs)))
+				for _, s := range w.space.Cell(cx, cz).Shapes {
+					if t := s.Data().(shapeTag); t.kind == kindObstacle {
+						ix.obs = append(ix.obs, t)
+					}
+				}
+			}
+		}
+		ix.obsStart = append(ix.obsStart, int32(len(ix.obs)))
+		ix.agStart = make([]int32, ix.cols*ix.rows+1)
+		ix.agCount = make([]int32, ix.cols*ix.rows)
+	}
+	// An agent's shape is registered in the cells its bounds touch (resolv's
+	// rule, shapeCells), those of the grid.
+	clear(ix.agCount)
+	n := 0
+	for _, a := range w.agents {
+		if a.Alive {
+			ix.eachCell(a, func(c int) { ix.agCount[c]++; n++ })
+		}
+	}
+	sum := int32(0)
+	for c, k := range ix.agCount {
+		ix.agStart[c] = sum
+		sum += k
+	}
+	ix.agStart[len(ix.agCount)] = sum
+	ix.ag = slices.Grow(ix.ag[:0], n)[:n]
+	for _, a := range w.agents {
+		if a.Alive {
+			ix.eachCell(a, func(c int) {
+				ix.agCount[c]--
+				ix.ag[ix.agStart[c]+ix.agCount[c]] = shapeTag{kindAgent, a.index}
+			})
+		}
+	}
+}
+
+// eachCell calls fn with every grid cell an agent's shape touches.
+func (ix *cellIndex) eachCell(a *Agent, fn func(c int)) {
+	p := a.shape.Position()
+	span := shapeCells(p.X, p.Y, a.shape.Radius())
+	for cz := max(span[1], 0); cz <= min(span[3], ix.rows-1); cz++ {
+		for cx := max(span[0], 0); cx <= min(span[2], ix.cols-1); cx++ {
+			fn(cz*ix.cols + cx)
+		}
+	}
+}
+
+// appendCell appends the tags of cell (cx, cz), but for agent self's.
+func (ix *cellIndex) appendCell(tags []shapeTag, cx, cz, self int) []shapeTag {
+	if cx < 0 || cz < 0 || cx >= ix.cols || cz >= ix.rows {
+		return tags
+	}
+	c := cz*ix.cols + cx
+	tags = append(tags, ix.obs[ix.obsStart[c]:ix.obsStart[c+1]]...)
+	for _, t := range ix.ag[ix.agStart[c]:ix.agStart[c+1]] {
+		if t.index != self {
+			tags = append(tags, t)
+		}
+	}
+	return tags
 }
 
 func (t shapeTag) less(o shapeTag) bool {

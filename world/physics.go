@@ -144,7 +144,7 @@ func (w *World) placeFree(a *Agent) bool {
 			if !w.bounds.Contains(x, z) || w.navGrid.At(nav.PointCell(w.navPoint(x, z))) == nav.Blocked || w.inHazard(x, z) {
 				continue
 			}
-			buf = w.nearBodies(x, z, w.rules.AgentRadius+collisionSkin, a.index, &w.tagBuf, buf[:0])
+			buf = w.nearBodies(x, z, w.rules.AgentRadius+collisionSkin, a.index, &w.tagBuf, buf[:0], nil)
 			if w.overlapsAny(x, z, a.index, buf) {
 				continue
 			}
@@ -322,7 +322,7 @@ func (w *World) walkAgent(a *Agent, bodies []body) walk {
 func (w *World) moveAgent(a *Agent, wk *walk) {
 	prev := a.Pos
 	if wk == nil {
-		w.bodyBuf = w.nearBodies(prev[0], prev[2], a.action.speed+w.rules.AgentRadius+collisionSkin, a.index, &w.tagBuf, w.bodyBuf[:0])
+		w.bodyBuf = w.nearBodies(prev[0], prev[2], a.action.speed+w.rules.AgentRadius+collisionSkin, a.index, &w.tagBuf, w.bodyBuf[:0], nil)
 		now := w.walkAgent(a, w.bodyBuf)
 		wk = &now
 	}

@@ -137,6 +137,7 @@ func (w *World) walkAhead(each ParallelFor) bool {
 		w.walks = append(w.walks, walk{})
 	}
 	w.moved.reset(w.bounds)
+	w.cells.build(w)
 	each(len(walkers), func(k *Worker, j int) {
 		a := w.agents[walkers[j]]
 		w.walks[a.index] = k.walk(a)
@@ -148,7 +149,7 @@ func (w *World) walkAhead(each ParallelFor) bool {
 // checkProgress would re-plan at its end.
 func (k *Worker) walk(a *Agent) walk {
 	w := k.w
-	k.bodies = w.nearBodies(a.Pos[0], a.Pos[2], a.action.speed+w.rules.AgentRadius+collisionSkin, a.index, &k.tags, k.bodies[:0])
+	k.bodies = w.nearBodies(a.Pos[0], a.Pos[2], a.action.speed+w.rules.AgentRadius+collisionSkin, a.index, &k.tags, k.bodies[:0], &w.cells)
 	wk := w.walkAgent(a, k.bodies)
 	wk.ok = true
 	if pos := w.ground(wk.x, wk.z); !a.action.replanned && !w.arrived(a, pos) {

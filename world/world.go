@@ -77,6 +77,7 @@ type World struct {
 	walkers       []int32   // agents walking this tick (StepParallel)
 	walks         []walk    // by agent index: walks worked out ahead
 	moved         movedGrid // where agents that already moved this tick were
+	cells         cellIndex // resolv's cells, for walks worked out ahead
 	rosterDirty   bool
 }
 
