@@ -3,6 +3,8 @@ package world
 import (
 	"math"
 	"slices"
+
+	"github.com/solarlune/resolv"
 )
 
 // Collision is split in two. resolv's Space is the broad phase: it knows which
@@ -22,27 +24,22 @@ type body struct {
 // nearBodies collects, in a fixed order, every obstacle and living agent whose
 // shape touches a physics cell within reach of (x, z), except the agent self.
 // Shapes register in every cell they touch, so reach only needs to cover the
-// ground the agent itself can sweep. It reads resolv's cells, or ix, a
-// snapshot of them, when not nil.
-func (w *World) nearBodies(x, z, reach float64, self int, scratch *[]shapeTag, dst []body, ix *cellIndex) []body {
+// ground the agent itself can sweep.
+func (w *World) nearBodies(x, z, reach float64, self int, scratch *[]shapeTag, dst []body) []body {
 	cx0 := int(math.Floor((x - reach - w.bounds.MinX) / physicsCell))
 	cz0 := int(math.Floor((z - reach - w.bounds.MinZ) / physicsCell))
 	cx1 := int(math.Floor((x + reach - w.bounds.MinX) / physicsCell))
 	cz1 := int(math.Floor((z + reach - w.bounds.MinZ) / physicsCell))
 	tags := (*scratch)[:0]
-	for cz := cz0; cz <= cz1; cz++ {
-		for cx := cx0; cx <= cx1; cx++ {
-			if ix != nil {
-				tags = ix.appendCell(tags, cx, cz, self)
-				continue
+	for cz := max(cz0, 0); cz <= min(cz1, w.grid.rows-1); cz++ {
+		for cx := max(cx0, 0); cx <= min(cx1, w.grid.cols-1); cx++ {
+			c := cz*w.grid.cols + cx
+			for _, i := range w.grid.obs[c] {
+				tags = append(tags, shapeTag{kindObstacle, int(i)})
 			}
-			cell := w.space.Cell(cx, cz)
-			if cell == nil {
-				continue
-			}
-			for _, s := range cell.Shapes {
-				if t := s.Data().(shapeTag); t.kind != kindAgent || t.index != self {
-					tags = append(tags, t)
+			for _, i := range w.grid.agents[c] {
+				if int(i) != self {
+					tags = append(tags, shapeTag{kindAgent, int(i)})
 				}
 			}
 		}
@@ -75,93 +72,66 @@ func (w *World) nearBodies(x, z, reach float64, self int, scratch *[]shapeTag, d
 	return dst
 }
 
-// cellIndex is a snapshot of which shapes resolv has registered in which
-// physics cell, packed for Workers to read (resolv's cells hold scattered
-// shapes behind interfaces): the obstacles, which never move, once; the
-// living agents at every build.
-type cellIndex struct {
+// bodyGrid is the broad phase of collision: the obstacles and the living
+// agents registered in each cell of resolv's Space, exactly as resolv has
+// them (the obstacles, which never move, copied from it; the agents by
+// resolv's rule, shapeCells, as their shapes move), packed as indices, so
+// that a lookup chases no interface or scattered shape, and Workers may read
+// it while nothing moves.
+type bodyGrid struct {
 	cols, rows int
-	obsStart   []int32 // per cell, where its obstacles begin in obs (one more entry at the end)
-	obs        []shapeTag
-	agStart    []int32 // the same for agents
-	ag         []shapeTag
-	agCount    []int32 // scratch
+	obs        [][]int32 // per cell (row-major)
+	agents     [][]int32
 }
 
-// build takes the snapshot, under resolvMu.
-func (ix *cellIndex) build(w *World) {
-	if ix.obsStart == nil {
-		for w.space.Cell(ix.cols, 0) != nil {
-			ix.cols++
-		}
-		for w.space.Cell(0, ix.rows) != nil {
-			ix.rows++
-		}
-		ix.obsStart = make([]int32, 0, ix.cols*ix.rows+1)
-		for cz := range ix.rows {
-			for cx := range ix.cols {
-				ix.obsStart = append(ix.obsStart, int32(len(ix.obs)))
-				for _, s := range w.space.Cell(cx, cz).Shapes {
-					if t := s.Data().(shapeTag); t.kind == kindObstacle {
-						ix.obs = append(ix.obs, t)
-					}
+// init sizes the grid as resolv's Space and copies its obstacles (call it
+// under resolvMu, before any agent is added).
+func (g *bodyGrid) init(sp *resolv.Space) {
+	for sp.Cell(g.cols, 0) != nil {
+		g.cols++
+	}
+	for sp.Cell(0, g.rows) != nil {
+		g.rows++
+	}
+	g.obs = make([][]int32, g.cols*g.rows)
+	g.agents = make([][]int32, g.cols*g.rows)
+	for cz := range g.rows {
+		for cx := range g.cols {
+			for _, s := range sp.Cell(cx, cz).Shapes {
+				if t := s.Data().(shapeTag); t.kind == kindObstacle {
+					g.obs[cz*g.cols+cx] = append(g.obs[cz*g.cols+cx], int32(t.index))
 				}
 			}
 		}
-		ix.obsStart = append(ix.obsStart, int32(len(ix.obs)))
-		ix.agStart = make([]int32, ix.cols*ix.rows+1)
-		ix.agCount = make([]int32, ix.cols*ix.rows)
 	}
-	// An agent's shape is registered in the cells its bounds touch (resolv's
-	// rule, shapeCells), those of the grid.
-	clear(ix.agCount)
-	n := 0
-	for _, a := range w.agents {
-		if a.Alive {
-			ix.eachCell(a, func(c int) { ix.agCount[c]++; n++ })
-		}
-	}
-	sum := int32(0)
-	for c, k := range ix.agCount {
-		ix.agStart[c] = sum
-		sum += k
-	}
-	ix.agStart[len(ix.agCount)] = sum
-	ix.ag = slices.Grow(ix.ag[:0], n)[:n]
-	for _, a := range w.agents {
-		if a.Alive {
-			ix.eachCell(a, func(c int) {
-				ix.agCount[c]--
-				ix.ag[ix.agStart[c]+ix.agCount[c]] = shapeTag{kindAgent, a.index}
-			})
+}
+
+// cells returns the span of cells a circle of radius r centred at (x, y), in
+// resolv's coordinates, is registered in: those it touches, within the grid.
+func (g *bodyGrid) cells(x, y, r float64) [4]int {
+	s := shapeCells(x, y, r)
+	return [4]int{max(s[0], 0), max(s[1], 0), min(s[2], g.cols-1), min(s[3], g.rows-1)}
+}
+
+// add registers agent i in the cells of span.
+func (g *bodyGrid) add(i int, span [4]int) {
+	for cz := span[1]; cz <= span[3]; cz++ {
+		for cx := span[0]; cx <= span[2]; cx++ {
+			g.agents[cz*g.cols+cx] = append(g.agents[cz*g.cols+cx], int32(i))
 		}
 	}
 }
 
-// eachCell calls fn with every grid cell an agent's shape touches.
-func (ix *cellIndex) eachCell(a *Agent, fn func(c int)) {
-	p := a.shape.Position()
-	span := shapeCells(p.X, p.Y, a.shape.Radius())
-	for cz := max(span[1], 0); cz <= min(span[3], ix.rows-1); cz++ {
-		for cx := max(span[0], 0); cx <= min(span[2], ix.cols-1); cx++ {
-			fn(cz*ix.cols + cx)
+// remove unregisters agent i from the cells of span.
+func (g *bodyGrid) remove(i int, span [4]int) {
+	for cz := span[1]; cz <= span[3]; cz++ {
+		for cx := span[0]; cx <= span[2]; cx++ {
+			c := cz*g.cols + cx
+			if k := slices.Index(g.agents[c], int32(i)); k >= 0 {
+				g.agents[c] = slices.Delete(g.agents[c], k, k+1)
+			}
 		}
 	}
-}
-
-// appendCell appends the tags of cell (cx, cz), but for agent self's.
-func (ix *cellIndex) appendCell(tags []shapeTag, cx, cz, self int) []shapeTag {
-	if cx < 0 || cz < 0 || cx >= ix.cols || cz >= ix.rows {
-		return tags
-	}
-	c := cz*ix.cols + cx
-	tags = append(tags, ix.obs[ix.obsStart[c]:ix.obsStart[c+1]]...)
-	for _, t := range ix.ag[ix.agStart[c]:ix.agStart[c+1]] {
-		if t.index != self {
-			tags = append(tags, t)
-		}
-	}
-	return tags
 }
 
 func (t shapeTag) less(o shapeTag) bool {

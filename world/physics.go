@@ -115,6 +115,7 @@ func (w *World) buildPhysics(specs []AgentSpec) error {
 			s.SetData(shapeTag{kindObstacle, i})
 			w.space.Add(s)
 		}
+		w.grid.init(w.space)
 		for _, a := range w.agents {
 			a.shape = resolv.NewCircle(a.Pos[0]-w.bounds.MinX, a.Pos[2]-w.bounds.MinZ, w.rules.AgentRadius)
 			a.shape.SetData(shapeTag{kindAgent, a.index})
@@ -123,6 +124,8 @@ func (w *World) buildPhysics(specs []AgentSpec) error {
 				err = fmt.Errorf("agent %q: no free spot near its spawn point (%g, %g)", a.ID, a.Pos[0], a.Pos[2])
 				return
 			}
+			p := a.shape.Position()
+			w.grid.add(a.index, w.grid.cells(p.X, p.Y, w.rules.AgentRadius))
 		}
 	})
 	return err
@@ -144,7 +147,7 @@ func (w *World) placeFree(a *Agent) bool {
 			if !w.bounds.Contains(x, z) || w.navGrid.At(nav.PointCell(w.navPoint(x, z))) == nav.Blocked || w.inHazard(x, z) {
 				continue
 			}
-			buf = w.nearBodies(x, z, w.rules.AgentRadius+collisionSkin, a.index, &w.tagBuf, buf[:0], nil)
+			buf = w.nearBodies(x, z, w.rules.AgentRadius+collisionSkin, a.index, &w.tagBuf, buf[:0])
 			if w.overlapsAny(x, z, a.index, buf) {
 				continue
 			}
@@ -322,7 +325,7 @@ func (w *World) walkAgent(a *Agent, bodies []body) walk {
 func (w *World) moveAgent(a *Agent, wk *walk) {
 	prev := a.Pos
 	if wk == nil {
-		w.bodyBuf = w.nearBodies(prev[0], prev[2], a.action.speed+w.rules.AgentRadius+collisionSkin, a.index, &w.tagBuf, w.bodyBuf[:0], nil)
+		w.bodyBuf = w.nearBodies(prev[0], prev[2], a.action.speed+w.rules.AgentRadius+collisionSkin, a.index, &w.tagBuf, w.bodyBuf[:0])
 		now := w.walkAgent(a, w.bodyBuf)
 		wk = &now
 	}
@@ -347,15 +350,18 @@ func (w *World) moveAgent(a *Agent, wk *walk) {
 	w.checkProgress(a, wk)
 }
 
-// placeShape moves an agent's collision shape to (x, z), if that changes the
-// physics cells it touches. resolv serves only as the broad phase
-// (nearBodies), which reads cells, never shapes' positions: re-registering
-// the shape in the same cells (which costs a search of every cell it leaves)
+// placeShape moves an agent's collision shape to (x, z), in resolv and in the
+// broad phase (bodyGrid), if that changes the physics cells it touches. The
+// broad phase reads cells, never shapes' positions: re-registering the shape
+// in the same cells (which costs resolv a search of every cell it leaves)
 // would change nothing.
 func (w *World) placeShape(a *Agent, x, z float64) {
 	sx, sz := x-w.bounds.MinX, z-w.bounds.MinZ
-	if p := a.shape.Position(); shapeCells(p.X, p.Y, w.rules.AgentRadius) != shapeCells(sx, sz, w.rules.AgentRadius) {
+	r := w.rules.AgentRadius
+	if p := a.shape.Position(); shapeCells(p.X, p.Y, r) != shapeCells(sx, sz, r) {
+		w.grid.remove(a.index, w.grid.cells(p.X, p.Y, r))
 		a.shape.SetPosition(sx, sz)
+		w.grid.add(a.index, w.grid.cells(sx, sz, r))
 	}
 }
 

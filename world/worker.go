@@ -120,8 +120,7 @@ type ParallelFor func(n int, fn func(k *Worker, i int))
 // Agents move one at a time, each against where the ones before it ended
 // up, so a walk worked out ahead is what moving the agent would give unless
 // an agent that moved before it came within reach of a position the walk
-// tested (takeWalk checks that). The Workers read the collision space under
-// resolvMu, held by the tick goroutine, which waits for them.
+// tested (takeWalk checks that).
 func (w *World) walkAhead(each ParallelFor) bool {
 	walkers := w.walkers[:0]
 	for _, a := range w.agents {
@@ -137,7 +136,6 @@ func (w *World) walkAhead(each ParallelFor) bool {
 		w.walks = append(w.walks, walk{})
 	}
 	w.moved.reset(w.bounds)
-	w.cells.build(w)
 	each(len(walkers), func(k *Worker, j int) {
 		a := w.agents[walkers[j]]
 		w.walks[a.index] = k.walk(a)
@@ -149,7 +147,7 @@ func (w *World) walkAhead(each ParallelFor) bool {
 // checkProgress would re-plan at its end.
 func (k *Worker) walk(a *Agent) walk {
 	w := k.w
-	k.bodies = w.nearBodies(a.Pos[0], a.Pos[2], a.action.speed+w.rules.AgentRadius+collisionSkin, a.index, &k.tags, k.bodies[:0], &w.cells)
+	k.bodies = w.nearBodies(a.Pos[0], a.Pos[2], a.action.speed+w.rules.AgentRadius+collisionSkin, a.index, &k.tags, k.bodies[:0])
 	wk := w.walkAgent(a, k.bodies)
 	wk.ok = true
 	if pos := w.ground(wk.x, wk.z); !a.action.replanned && !w.arrived(a, pos) {

@@ -77,7 +77,7 @@ type World struct {
 	walkers       []int32   // agents walking this tick (StepParallel)
 	walks         []walk    // by agent index: walks worked out ahead
 	moved         movedGrid // where agents that already moved this tick were
-	cells         cellIndex // resolv's cells, for walks worked out ahead
+	grid          bodyGrid  // collision's broad phase
 	rosterDirty   bool
 }
 
@@ -503,6 +503,8 @@ func (w *World) kill(a *Agent, cause string) {
 	a.status = ActionStatus{Status: "dead", Detail: "killed by " + cause}
 	a.inHazards = a.inHazards[:0]
 	withResolv(func() { w.space.Remove(a.shape) })
+	p := a.shape.Position()
+	w.grid.remove(a.index, w.grid.cells(p.X, p.Y, w.rules.AgentRadius))
 	w.agentIdxDirty = true
 	w.Publish(Event{Type: "agent_died", Agent: a.ID, Data: map[string]any{"cause": cause}})
 }
