@@ -7,8 +7,8 @@ import (
 	"github.com/solarlune/resolv"
 )
 
-// Collision is split in two. resolv's Space is the broad phase: it knows which
-// shapes lie in which cells. The narrow phase is ours, because resolv v0.8.1
+// Collision is split in two. The broad phase (bodyGrid) knows which shapes lie
+// in which cells, as resolv's Space would; the narrow phase is ours, because resolv v0.8.1
 // reports no intersection when one shape lies wholly inside another or two
 // circles share a centre, and because ours allocates nothing.
 
@@ -73,20 +73,24 @@ func (w *World) nearBodies(x, z, reach float64, self int, scratch *[]shapeTag, d
 }
 
 // bodyGrid is the broad phase of collision: the obstacles and the living
-// agents registered in each cell of resolv's Space, exactly as resolv has
-// them (the obstacles, which never move, copied from it; the agents by
-// resolv's rule, shapeCells, as their shapes move), packed as indices, so
-// that a lookup chases no interface or scattered shape, and Workers may read
-// it while nothing moves.
+// agents in each cell, exactly as resolv's Space registers them (it used to
+// be the broad phase): the obstacles, which never move, copied from a Space
+// built with the world; the agents by resolv's rule for a circle, shapeCells.
+// It holds indices, so that a lookup chases no interface or scattered shape,
+// and Workers may read it while nothing moves.
 type bodyGrid struct {
 	cols, rows int
 	obs        [][]int32 // per cell (row-major)
 	agents     [][]int32
+	spans      [][4]int // by agent: the cells it is in; placed: whether it is
+	placed     []bool
 }
 
-// init sizes the grid as resolv's Space and copies its obstacles (call it
-// under resolvMu, before any agent is added).
-func (g *bodyGrid) init(sp *resolv.Space) {
+// init sizes the grid as resolv's Space and copies its obstacles, for n
+// agents (call it under resolvMu).
+func (g *bodyGrid) init(sp *resolv.Space, n int) {
+	g.spans = make([][4]int, n)
+	g.placed = make([]bool, n)
 	for sp.Cell(g.cols, 0) != nil {
 		g.cols++
 	}
@@ -111,6 +115,27 @@ func (g *bodyGrid) init(sp *resolv.Space) {
 func (g *bodyGrid) cells(x, y, r float64) [4]int {
 	s := shapeCells(x, y, r)
 	return [4]int{max(s[0], 0), max(s[1], 0), min(s[2], g.cols-1), min(s[3], g.rows-1)}
+}
+
+// place puts agent i, a circle of radius r, at (x, y) in resolv's
+// coordinates (world coordinates less the bounds' minimum), if that changes
+// the cells it is in.
+func (g *bodyGrid) place(i int, x, y, r float64) {
+	span := g.cells(x, y, r)
+	if g.placed[i] && g.spans[i] == span {
+		return
+	}
+	g.unplace(i)
+	g.placed[i], g.spans[i] = true, span
+	g.add(i, span)
+}
+
+// unplace takes agent i out of the grid (a dead agent).
+func (g *bodyGrid) unplace(i int) {
+	if g.placed[i] {
+		g.remove(i, g.spans[i])
+		g.placed[i] = false
+	}
 }
 
 // add registers agent i in the cells of span.
