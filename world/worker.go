@@ -6,16 +6,17 @@ import (
 	"github.com/arena-sim/arena/nav"
 )
 
-// A Worker builds observations and plans paths for a world on a goroutine
-// other than the tick goroutine, with scratch memory of its own, so that the
-// read-only parts of a tick can run on several cores:
+// A Worker builds observations, plans paths and works out agents' walks for
+// a world on a goroutine other than the tick goroutine, with scratch memory of
+// its own, so that the read-only parts of a tick can run on several cores
+// (walks: see walkAhead; observations and paths:
 //
 //  1. on the tick goroutine, BeginObserve brings the world's lazily built
 //     indexes up to date;
 //  2. Workers (one per goroutine) call ObserveInto and PlanMove, for
 //     different agents, while nothing changes the world;
 //  3. back on the tick goroutine, FinishObserve completes each observation
-//     (when ObservesWhole is false), and decisions are applied.
+//     (when ObservesWhole is false), and decisions are applied).
 //
 // What a Worker builds is exactly what the tick goroutine would have built.
 type Worker struct {
