@@ -237,11 +237,7 @@ func (r *Runner) step(ctx context.Context, period int) (TickRecord, error) {
 		}
 		r.apply(tick, &rec, nil)
 	}
-	if r.workers() > 1 {
-		w.StepParallel(r.pool.forWorld(w, r))
-	} else {
-		w.Step()
-	}
+	w.Step()
 	rec.Events = w.TakeEvents()
 	if r.Journal != nil || r.Record {
 		rec.Hash = world.FormatHash(w.StateHash())

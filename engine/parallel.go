@@ -53,7 +53,6 @@ type pool struct {
 	// minParallel replaces the constant when set (tests put small worlds
 	// on the workers).
 	minParallel int
-	each        world.ParallelFor // run, as World.StepParallel takes it
 }
 
 // resize makes n workers for w, keeping those it has.
@@ -131,17 +130,6 @@ func (p *pool) run(n int, fn func(k *world.Worker, i int), done func(lo, hi int)
 	wg.Wait()
 }
 
-// forWorld sizes the pool for the runner's world and returns it as a
-// world.ParallelFor.
-func (p *pool) forWorld(w *world.World, r *Runner) world.ParallelFor {
-	p.resize(w, r.workers())
-	p.minParallel = r.minParallel
-	if p.each == nil {
-		p.each = func(n int, fn func(k *world.Worker, i int)) { p.run(n, fn, nil) }
-	}
-	return p.each
-}
-
 var workerLabels = pprof.WithLabels(context.Background(), pprof.Labels("tick", "worker"))
 
 // concurrentController returns the agent's controller if it may decide on a
@@ -159,7 +147,8 @@ func (r *Runner) decideParallel(ctx context.Context, tick int) error {
 	w := r.World
 	agents := w.Agents()
 	p := &r.pool
-	p.forWorld(w, r)
+	p.resize(w, r.workers())
+	p.minParallel = r.minParallel
 	n := len(agents)
 	r.decisions = append(r.decisions[:0], make([]world.Decision, n)...)
 	decisions := r.decisions

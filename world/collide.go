@@ -25,12 +25,12 @@ type body struct {
 // shape touches a physics cell within reach of (x, z), except the agent self.
 // Shapes register in every cell they touch, so reach only needs to cover the
 // ground the agent itself can sweep.
-func (w *World) nearBodies(x, z, reach float64, self int, scratch *[]shapeTag, dst []body) []body {
+func (w *World) nearBodies(x, z, reach float64, self int, dst []body) []body {
 	cx0 := int(math.Floor((x - reach - w.bounds.MinX) / physicsCell))
 	cz0 := int(math.Floor((z - reach - w.bounds.MinZ) / physicsCell))
 	cx1 := int(math.Floor((x + reach - w.bounds.MinX) / physicsCell))
 	cz1 := int(math.Floor((z + reach - w.bounds.MinZ) / physicsCell))
-	tags := (*scratch)[:0]
+	tags := w.tagBuf[:0]
 	for cz := max(cz0, 0); cz <= min(cz1, w.grid.rows-1); cz++ {
 		for cx := max(cx0, 0); cx <= min(cx1, w.grid.cols-1); cx++ {
 			c := cz*w.grid.cols + cx
@@ -51,7 +51,7 @@ func (w *World) nearBodies(x, z, reach float64, self int, scratch *[]shapeTag, d
 		}
 	}
 	tags = slices.Compact(tags)
-	*scratch = tags
+	w.tagBuf = tags
 	for _, t := range tags {
 		b := body{tag: t}
 		switch t.kind {
@@ -77,7 +77,7 @@ func (w *World) nearBodies(x, z, reach float64, self int, scratch *[]shapeTag, d
 // be the broad phase): the obstacles, which never move, copied from a Space
 // built with the world; the agents by resolv's rule for a circle, shapeCells.
 // It holds indices, so that a lookup chases no interface or scattered shape,
-// and Workers may read it while nothing moves.
+// and moving an agent within its cells costs nothing.
 type bodyGrid struct {
 	cols, rows int
 	obs        [][]int32 // per cell (row-major)
@@ -213,20 +213,16 @@ func (b *body) push(x, z, r float64, seed int) (float64, float64, bool) {
 // resolve pushes an agent standing at (x, z) out of every body it overlaps, in
 // order, a few rounds at most, and keeps it inside the world. If it is still
 // wedged after that, it stays at (fromX, fromZ). It returns where the agent
-// ends up and the name of the last thing that pushed it, and notes in wk
-// what the walk depended on (see walk).
-func (w *World) resolve(a *Agent, x, z, fromX, fromZ float64, bodies []body, wk *walk) (float64, float64, string) {
+// ends up and the name of the last thing that pushed it.
+func (w *World) resolve(a *Agent, x, z, fromX, fromZ float64, bodies []body) (float64, float64, string) {
 	r := w.rules.AgentRadius
 	blocker := ""
 	for round := 0; round < 4; round++ {
 		pushed := false
-		wk.tested(x, z)
 		for i := range bodies {
 			if nx, nz, hit := bodies[i].push(x, z, r, a.index); hit {
 				x, z, pushed = nx, nz, true
 				blocker = w.shapeName(bodies[i].tag)
-				wk.pushedBy(bodies[i].tag)
-				wk.tested(x, z)
 			}
 		}
 		x = clamp(x, w.bounds.MinX+r, w.bounds.MaxX-r)
@@ -235,7 +231,6 @@ func (w *World) resolve(a *Agent, x, z, fromX, fromZ float64, bodies []body, wk 
 			return x, z, blocker
 		}
 	}
-	wk.tangled = true // still pushed after four rounds: too involved to take ahead
 	if w.overlapsAny(x, z, a.index, bodies) {
 		return fromX, fromZ, blocker
 	}

@@ -143,7 +143,7 @@ func (w *World) placeFree(a *Agent) bool {
 			if !w.bounds.Contains(x, z) || w.navGrid.At(nav.PointCell(w.navPoint(x, z))) == nav.Blocked || w.inHazard(x, z) {
 				continue
 			}
-			buf = w.nearBodies(x, z, w.rules.AgentRadius+collisionSkin, a.index, &w.tagBuf, buf[:0])
+			buf = w.nearBodies(x, z, w.rules.AgentRadius+collisionSkin, a.index, buf[:0])
 			if w.overlapsAny(x, z, a.index, buf) {
 				continue
 			}
@@ -199,93 +199,35 @@ func (w *World) noPathResult(tool string, to Vec3, err error) ActionResult {
 }
 
 // stepMovement moves every walking agent along its path, resolving collisions
-// so that agents slide along obstacles and never overlap each other. Agents
-// move one at a time in agent order, each against where the ones before it
-// ended up. With each (see StepParallel), workers first walk every agent
-// against where the others stood at the start of the movement (walkAhead),
-// and an agent takes its walk ahead only when nothing that moved before it
-// came close enough to change it.
-func (w *World) stepMovement(each ParallelFor) {
+// so that agents slide along obstacles and never overlap each other.
+func (w *World) stepMovement() {
 	moved := false
-	ahead := each != nil && w.walkAhead(each)
 	for _, a := range w.agents {
 		if !a.Alive || a.action.kind != actMove {
 			a.Vel = Vec3{}
 			continue
 		}
+		w.moveAgent(a)
 		moved = true
-		prev := a.Pos
-		if !ahead {
-			w.moveAgent(a, nil)
-			continue
-		}
-		if wk, ok := w.takeWalk(a); ok {
-			w.moveAgent(a, &wk)
-		} else {
-			w.moveAgent(a, nil)
-		}
-		if prev[0] != a.Pos[0] || prev[2] != a.Pos[2] {
-			w.moved.add(a.index, a.Pos[0], a.Pos[2])
-		}
 	}
 	if moved {
 		w.agentIdxDirty = true
 	}
 }
 
-// walk is an agent's walk for one tick: where it ends up, the waypoints left,
-// what blocked it last. It also holds what the walk depended on: how far
-// from its start it tested positions against other bodies, and which agents
-// pushed it. Walked ahead (by a Worker), it holds, when the move will be
-// checked for progress and found stuck, the path re-planned from its end.
-type walk struct {
-	x, z    float64
-	path    []Vec3
-	blocker string
-	x0, z0  float64  // the start
-	spread2 float64  // the square of the farthest a tested position lay from the start
-	pushers [4]int32 // agents that pushed it
-	npush   int
-	tangled bool // pushed by more agents than pushers holds, or wedged
-
-	ok      bool
-	planned bool
-	replan  []Vec3
-	planErr error
-}
-
-// tested notes a position tested against the bodies.
-func (wk *walk) tested(x, z float64) {
-	wk.spread2 = max(wk.spread2, (x-wk.x0)*(x-wk.x0)+(z-wk.z0)*(z-wk.z0))
-}
-
-// pushedBy notes a body that pushed the walker.
-func (wk *walk) pushedBy(t shapeTag) {
-	if t.kind != kindAgent {
-		return
-	}
-	switch i := int32(t.index); {
-	case slices.Contains(wk.pushers[:wk.npush], i):
-	case wk.npush == len(wk.pushers):
-		wk.tangled = true
-	default:
-		wk.pushers[wk.npush] = i
-		wk.npush++
-	}
-}
-
-// walkAgent walks an agent along its path for one tick among bodies, without
-// changing anything. The walk is cut into steps no longer than the agent's
-// radius, each followed by collision, so that nothing thinner than an agent
-// is ever jumped over; a waypoint is passed only once the agent has actually
-// reached it, so a push never makes it cut a corner.
-func (w *World) walkAgent(a *Agent, bodies []body) walk {
+// moveAgent walks an agent along its path for one tick. The walk is cut into
+// steps no longer than the agent's radius, each followed by collision, so that
+// nothing thinner than an agent is ever jumped over; a waypoint is passed only
+// once the agent has actually reached it, so a push never makes it cut a corner.
+func (w *World) moveAgent(a *Agent) {
+	prev := a.Pos
 	r := w.rules.AgentRadius
 	budget := a.action.speed
-	x0, z0 := a.Pos[0], a.Pos[2]
-	x, z := x0, z0
+	w.bodyBuf = w.nearBodies(prev[0], prev[2], budget+r+collisionSkin, a.index, w.bodyBuf[:0])
+	bodies := w.bodyBuf
+	x, z := prev[0], prev[2]
 	path := a.action.path
-	wk := walk{x0: x0, z0: z0}
+	blocker := ""
 	for budget > 1e-9 && len(path) > 0 {
 		wp := path[0]
 		dx, dz := wp[0]-x, wp[2]-z
@@ -298,9 +240,9 @@ func (w *World) walkAgent(a *Agent, bodies []body) walk {
 			continue
 		}
 		step := min(budget, d, r)
-		nx, nz, b := w.resolve(a, x+dx/d*step, z+dz/d*step, x, z, bodies, &wk)
+		nx, nz, b := w.resolve(a, x+dx/d*step, z+dz/d*step, x, z, bodies)
 		if b != "" {
-			wk.blocker = b
+			blocker = b
 		}
 		budget -= step
 		if moved := math.Abs(nx-x) + math.Abs(nz-z); moved < 1e-9 {
@@ -308,21 +250,7 @@ func (w *World) walkAgent(a *Agent, bodies []body) walk {
 		}
 		x, z = nx, nz
 	}
-	wk.x, wk.z, wk.path = x, z, path
-	return wk
-}
-
-// moveAgent moves an agent for one tick: along wk when it was walked ahead
-// and still holds, otherwise walking it now.
-func (w *World) moveAgent(a *Agent, wk *walk) {
-	prev := a.Pos
-	if wk == nil {
-		w.bodyBuf = w.nearBodies(prev[0], prev[2], a.action.speed+w.rules.AgentRadius+collisionSkin, a.index, &w.tagBuf, w.bodyBuf[:0])
-		now := w.walkAgent(a, w.bodyBuf)
-		wk = &now
-	}
-	x, z := wk.x, wk.z
-	a.action.path = wk.path
+	a.action.path = path
 	w.grid.place(a.index, x-w.bounds.MinX, z-w.bounds.MinZ, w.rules.AgentRadius)
 	a.Pos = w.ground(x, z)
 	dist := GroundDist(prev, a.Pos)
@@ -331,7 +259,7 @@ func (w *World) moveAgent(a *Agent, wk *walk) {
 	if dist > 1e-9 {
 		a.Facing = math.Atan2(a.Pos[2]-prev[2], a.Pos[0]-prev[0])
 	}
-	if w.arrived(a, a.Pos) {
+	if GroundDist(a.Pos, a.action.target) <= w.rules.ArrivalTolerance {
 		target := a.action.target
 		a.action = actionState{}
 		a.Vel = Vec3{}
@@ -339,7 +267,7 @@ func (w *World) moveAgent(a *Agent, wk *walk) {
 		w.Publish(Event{Type: "arrived", Agent: a.ID, Data: map[string]any{"position": roundVec(a.Pos)}})
 		return
 	}
-	w.checkProgress(a, wk)
+	w.checkProgress(a, blocker)
 }
 
 // shapeCells is the span of physics cells a circle of radius r centred at
@@ -347,11 +275,6 @@ func (w *World) moveAgent(a *Agent, wk *walk) {
 func shapeCells(x, y, r float64) [4]int {
 	return [4]int{int(math.Floor((x - r) / physicsCell)), int(math.Floor((y - r) / physicsCell)),
 		int(math.Floor((x + r) / physicsCell)), int(math.Floor((y + r) / physicsCell))}
-}
-
-// arrived reports whether a walking agent at pos is at its target.
-func (w *World) arrived(a *Agent, pos Vec3) bool {
-	return GroundDist(pos, a.action.target) <= w.rules.ArrivalTolerance
 }
 
 // waypointReached is how close an agent must come to an intermediate waypoint
@@ -368,45 +291,27 @@ func (w *World) shapeName(t shapeTag) string {
 	return ""
 }
 
-// progress says whether the move of an agent now at pos is due for its
-// progress check (every Rules.StuckSeconds) and, if so, whether it made too
-// little progress.
-func (w *World) progress(a *Agent, pos Vec3) (due, stuck bool) {
+// checkProgress fails a move that has made no progress for Rules.StuckSeconds,
+// after one attempt to re-plan from where the agent stands.
+func (w *World) checkProgress(a *Agent, blocker string) {
 	window := max(1, int(math.Round(w.rules.StuckSeconds*w.tickRate)))
 	if w.tick-a.action.checkTick < window {
-		return false, false
-	}
-	progress := GroundDist(pos, a.action.checkPos)
-	expected := a.action.speed * float64(window)
-	return true, progress < math.Max(0.1*expected, 0.05)
-}
-
-// checkProgress fails a move that has made no progress for Rules.StuckSeconds,
-// after one attempt to re-plan from where the agent stands (wk holds that
-// plan when it was made ahead).
-func (w *World) checkProgress(a *Agent, wk *walk) {
-	due, stuck := w.progress(a, a.Pos)
-	if !due {
 		return
 	}
-	if !stuck {
+	progress := GroundDist(a.Pos, a.action.checkPos)
+	expected := a.action.speed * float64(window)
+	if progress >= math.Max(0.1*expected, 0.05) {
 		a.action.checkPos, a.action.checkTick, a.action.replanned = a.Pos, w.tick, false
 		return
 	}
 	if !a.action.replanned {
-		path, err := wk.replan, wk.planErr
-		if !wk.planned {
-			path, err = w.planPath(w.planner, a.Pos, a.action.target)
-		}
-		if err == nil {
+		if path, err := w.planPath(w.planner, a.Pos, a.action.target); err == nil {
 			a.action.path = path
 			a.action.replanned = true
 			a.action.checkPos, a.action.checkTick = a.Pos, w.tick
 			return
 		}
 	}
-	blocker := wk.blocker
-	window := max(1, int(math.Round(w.rules.StuckSeconds*w.tickRate)))
 	target := a.action.target
 	why := "something"
 	if blocker != "" {

@@ -1,30 +1,23 @@
 package world
 
-import (
-	"math"
+import "github.com/arena-sim/arena/nav"
 
-	"github.com/arena-sim/arena/nav"
-)
-
-// A Worker builds observations, plans paths and works out agents' walks for
-// a world on a goroutine other than the tick goroutine, with scratch memory of
-// its own, so that the read-only parts of a tick can run on several cores
-// (walks: see walkAhead; observations and paths:
+// A Worker builds observations and plans paths for a world on a goroutine
+// other than the tick goroutine, with scratch memory of its own, so that the
+// read-only parts of a tick can run on several cores:
 //
 //  1. on the tick goroutine, BeginObserve brings the world's lazily built
 //     indexes up to date;
 //  2. Workers (one per goroutine) call ObserveInto and PlanMove, for
 //     different agents, while nothing changes the world;
 //  3. back on the tick goroutine, FinishObserve completes each observation
-//     (when ObservesWhole is false), and decisions are applied).
+//     (when ObservesWhole is false), and decisions are applied.
 //
 // What a Worker builds is exactly what the tick goroutine would have built.
 type Worker struct {
 	w       *World
 	cands   []cand
 	planner *nav.Planner // a fork of the world's, made on first use
-	bodies  []body       // scratch for walks
-	tags    []shapeTag
 }
 
 // NewWorker returns a Worker for the world. Keep one per goroutine and reuse
@@ -107,173 +100,4 @@ type plannedPath struct {
 func (p *plannedPath) take(tick int, from, to Vec3) (planned plannedPath, ok bool) {
 	planned, *p = *p, plannedPath{}
 	return planned, planned.valid && planned.tick == tick && planned.from == from && planned.to == to
-}
-
-// ParallelFor calls fn(k, i) for every i in [0, n), spread over goroutines,
-// each with a Worker of its own, and returns once every call has returned.
-// engine's worker pool is one.
-type ParallelFor func(n int, fn func(k *Worker, i int))
-
-// walkAhead works out on the Workers, through each, the walk of every walking
-// agent against where every body stands now, before any of them moves. It
-// reports false when there was nothing worth doing ahead.
-//
-// Agents move one at a time, each against where the ones before it ended
-// up, so a walk worked out ahead is what moving the agent would give unless
-// an agent that moved before it came within reach of a position the walk
-// tested (takeWalk checks that).
-func (w *World) walkAhead(each ParallelFor) bool {
-	walkers := w.walkers[:0]
-	for _, a := range w.agents {
-		if a.Alive && a.action.kind == actMove {
-			walkers = append(walkers, int32(a.index))
-		}
-	}
-	w.walkers = walkers
-	if len(walkers) < 2 {
-		return false
-	}
-	for len(w.walks) < len(w.agents) {
-		w.walks = append(w.walks, walk{})
-	}
-	w.moved.reset(w.bounds)
-	each(len(walkers), func(k *Worker, j int) {
-		a := w.agents[walkers[j]]
-		w.walks[a.index] = k.walk(a)
-	})
-	return true
-}
-
-// walk works out an agent's walk ahead (see walkAhead), and the path that
-// checkProgress would re-plan at its end.
-func (k *Worker) walk(a *Agent) walk {
-	w := k.w
-	k.bodies = w.nearBodies(a.Pos[0], a.Pos[2], a.action.speed+w.rules.AgentRadius+collisionSkin, a.index, &k.tags, k.bodies[:0])
-	wk := w.walkAgent(a, k.bodies)
-	wk.ok = true
-	if pos := w.ground(wk.x, wk.z); !a.action.replanned && !w.arrived(a, pos) {
-		if due, stuck := w.progress(a, pos); due && stuck {
-			if k.planner == nil {
-				k.planner = w.planner.Fork()
-			}
-			wk.replan, wk.planErr = w.planPath(k.planner, pos, a.action.target)
-			wk.planned = true
-		}
-	}
-	return wk
-}
-
-// takeWalk returns, and forgets, the agent's walk worked out ahead; ok is
-// false when there is none, when it is tangled, or when an agent that moved
-// before it could change it: one that pushed it (it pushes from elsewhere
-// now, if at all), or one that went near enough to a position the walk
-// tested to push the agent there. The agents that moved away from where the
-// walk saw them without pushing it change nothing: it never touched them.
-func (w *World) takeWalk(a *Agent) (wk walk, ok bool) {
-	wk, w.walks[a.index] = w.walks[a.index], walk{}
-	if !wk.ok || wk.tangled {
-		return walk{}, false
-	}
-	for _, i := range wk.pushers[:wk.npush] {
-		if w.moved.moved(int(i)) {
-			return walk{}, false
-		}
-	}
-	// Every position tested lies within spread of the start; an agent body
-	// pushes only closer than two radii. The margin covers rounding.
-	reach := math.Sqrt(wk.spread2) + 2*w.rules.AgentRadius + 1e-6
-	if w.moved.near(a.Pos[0], a.Pos[2], reach) {
-		return walk{}, false
-	}
-	return wk, true
-}
-
-// movedGrid holds the agents that have moved so far in this tick's
-// movement, and where they went, in a bucket grid.
-type movedGrid struct {
-	minX, minZ float64
-	cols, rows int
-	head       []int32 // per cell: 1 + the index in pts of its latest point, when stamp is epoch
-	stamp      []uint32
-	epoch      uint32
-	pts        []movedPoint
-	agents     []uint32 // by agent index: epoch when it moved
-}
-
-type movedPoint struct {
-	x, z float64
-	next int32 // 1 + the index of the cell's previous point; 0: none
-}
-
-// movedCell is the side of a movedGrid cell in world units.
-const movedCell = 4
-
-// reset empties the grid, sizing it for bounds.
-func (g *movedGrid) reset(b Bounds) {
-	if g.cols == 0 {
-		g.minX, g.minZ = b.MinX, b.MinZ
-		g.cols = int(b.Width()/movedCell) + 1
-		g.rows = int(b.Depth()/movedCell) + 1
-		g.head = make([]int32, g.cols*g.rows)
-		g.stamp = make([]uint32, g.cols*g.rows)
-	}
-	g.epoch++
-	if g.epoch == 0 { // wrapped: forget every stamp
-		clear(g.stamp)
-		clear(g.agents)
-		g.epoch = 1
-	}
-	g.pts = g.pts[:0]
-}
-
-// cell returns the cell of (x, z), clamped into the grid.
-func (g *movedGrid) cell(x, z float64) (int, int) {
-	cx := clampInt(int(math.Floor((x-g.minX)/movedCell)), 0, g.cols-1)
-	cz := clampInt(int(math.Floor((z-g.minZ)/movedCell)), 0, g.rows-1)
-	return cx, cz
-}
-
-func clampInt(v, lo, hi int) int { return max(lo, min(v, hi)) }
-
-// add notes that agent i moved to (x, z).
-func (g *movedGrid) add(i int, x, z float64) {
-	for len(g.agents) <= i {
-		g.agents = append(g.agents, 0)
-	}
-	g.agents[i] = g.epoch
-	cx, cz := g.cell(x, z)
-	c := cz*g.cols + cx
-	next := int32(0)
-	if g.stamp[c] == g.epoch {
-		next = g.head[c]
-	}
-	g.pts = append(g.pts, movedPoint{x: x, z: z, next: next})
-	g.head[c], g.stamp[c] = int32(len(g.pts)), g.epoch
-}
-
-// moved reports whether agent i has moved.
-func (g *movedGrid) moved(i int) bool { return i < len(g.agents) && g.agents[i] == g.epoch }
-
-// near reports whether a point of the grid lies closer than r to (x, z).
-func (g *movedGrid) near(x, z, r float64) bool {
-	if len(g.pts) == 0 {
-		return false
-	}
-	cx0, cz0 := g.cell(x-r, z-r)
-	cx1, cz1 := g.cell(x+r, z+r)
-	for cz := cz0; cz <= cz1; cz++ {
-		for cx := cx0; cx <= cx1; cx++ {
-			c := cz*g.cols + cx
-			if g.stamp[c] != g.epoch {
-				continue
-			}
-			for p := g.head[c]; p != 0; p = g.pts[p-1].next {
-				q := &g.pts[p-1]
-				if dx, dz := q.x-x, q.z-z; dx*dx+dz*dz < r*r {
-					return true
-				}
-			}
-		}
-	}
-	return false
 }

@@ -1,8 +1,6 @@
 package world_test
 
 import (
-	"fmt"
-	"sync"
 	"testing"
 
 	"github.com/arena-sim/arena/internal/testutil"
@@ -83,68 +81,4 @@ func TestBeginObserveChangesNothingObservingWouldNot(t *testing.T) {
 	h := w.StateHash()
 	w.BeginObserve()
 	require.Equal(t, h, w.StateHash())
-}
-
-// TestStepParallelMatchesStep steps a packed crowd, walking through itself,
-// into obstacles and into the world's edge, and a queue, with Step and with StepParallel
-// on three goroutines: every agent's position and the state hash must be
-// the same after every tick.
-func TestStepParallelMatchesStep(t *testing.T) {
-	play := func(parallel bool) (positions [][]world.Vec3, hashes []uint64) {
-		cfg := testutil.Config()
-		cfg.Agents = nil
-		for i := range 64 {
-			// Rows 0.81 apart: agents all but touch (their radius is 0.4).
-			cfg.Agents = append(cfg.Agents, world.AgentSpec{ID: fmt.Sprintf("a%02d", i),
-				X: float64(i%8)*0.81 - 3, Z: float64(i/8)*0.81 + 6, Speed: float64(1 + i%3)})
-		}
-		// A queue, its head first: each agent walks where the one ahead of
-		// it stood.
-		for i := range 8 {
-			cfg.Agents = append(cfg.Agents, world.AgentSpec{ID: fmt.Sprintf("q%d", i), X: 15, Z: 8 - float64(i)*0.81})
-		}
-		w := testutil.World(t, cfg)
-		for i := range 8 {
-			w.ForceStraightMove(w.Agent(fmt.Sprintf("q%d", i)), world.Vec3{15, 0, 19})
-		}
-		targets := []world.Vec3{{12, 0, 12}, {-12, 0, 12}, {0, 0, -5}, {-3, 0, 6}, {20, 0, 20}}
-		for i, a := range w.Agents()[:64] {
-			if i%5 == 4 {
-				w.ForceStraightMove(a, targets[i%len(targets)]) // into others, obstacles and the edge
-			} else {
-				w.MoveTo(a, targets[i%len(targets)], 2)
-			}
-		}
-		workers := []*world.Worker{w.NewWorker(), w.NewWorker(), w.NewWorker()}
-		each := func(n int, fn func(k *world.Worker, i int)) {
-			var wg sync.WaitGroup
-			for g, k := range workers {
-				wg.Go(func() {
-					for i := g; i < n; i += len(workers) {
-						fn(k, i)
-					}
-				})
-			}
-			wg.Wait()
-		}
-		for range 120 {
-			if parallel {
-				w.StepParallel(each)
-			} else {
-				w.Step()
-			}
-			var pos []world.Vec3
-			for _, a := range w.Agents() {
-				pos = append(pos, a.Pos)
-			}
-			positions, hashes = append(positions, pos), append(hashes, w.StateHash())
-		}
-		return positions, hashes
-	}
-	pos1, hash1 := play(false)
-	pos2, hash2 := play(true)
-	for i := range pos1 {
-		require.Equal(t, pos1[i], pos2[i], "positions after tick %d", i)
-		require.Equal(t, hash1[i], hash2[i], "state hash after tick %d", i)
-	}
 }

@@ -72,10 +72,7 @@ type World struct {
 	rosterIDs     []string
 	bodyBuf       []body // scratch for collision
 	tagBuf        []shapeTag
-	walkers       []int32   // agents walking this tick (StepParallel)
-	walks         []walk    // by agent index: walks worked out ahead
-	moved         movedGrid // where agents that already moved this tick were
-	grid          bodyGrid  // collision's broad phase
+	grid          bodyGrid // collision's broad phase
 	rosterDirty   bool
 }
 
@@ -429,15 +426,11 @@ func (w *World) TakeEvents() []Event {
 // Step advances the world by one tick: messages sent last tick are delivered,
 // crafting progresses, agents move and collide, hazards hurt, resources respawn,
 // components run, and objectives are checked.
-func (w *World) Step() { w.StepParallel(nil) }
-
-// StepParallel is Step with the agents' walks worked out ahead on Workers
-// through each (nil: none); the world ends up exactly as after Step.
-func (w *World) StepParallel(each ParallelFor) {
+func (w *World) Step() {
 	w.publishScheduled()
 	w.deliverMessages()
 	w.stepCrafting()
-	w.stepMovement(each)
+	w.stepMovement()
 	w.stepHazards()
 	w.stepRespawns()
 	w.stepCapture()
