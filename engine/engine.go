@@ -200,7 +200,7 @@ func (r *Runner) step(ctx context.Context, period int) (TickRecord, error) {
 		if err := r.decideParallel(ctx, tick); err != nil {
 			return rec, err
 		}
-		r.apply(tick, &rec)
+		r.apply(tick, &rec, r.pool.preps)
 	} else if tick%period == 0 {
 		agents := w.Agents()
 		decisions := r.decisions[:0]
@@ -252,7 +252,7 @@ func (r *Runner) step(ctx context.Context, period int) (TickRecord, error) {
 		if err := g.Gather(ctx, tick, obs, decisions); err != nil {
 			return rec, fmt.Errorf("gather decisions at tick %d: %w", tick, err)
 		}
-		r.apply(tick, &rec)
+		r.apply(tick, &rec, nil)
 	}
 	w.Step()
 	rec.Events = w.TakeEvents()
@@ -264,8 +264,9 @@ func (r *Runner) step(ctx context.Context, period int) (TickRecord, error) {
 
 // apply applies the decision point's decisions in a seeded random order, so
 // that no agent always wins a race for the same resource, and replays apply
-// them the same way.
-func (r *Runner) apply(tick int, rec *TickRecord) {
+// them the same way. preps, when not nil, holds by agent what workers
+// prepared for the decisions.
+func (r *Runner) apply(tick int, rec *TickRecord, preps []tools.Prepared) {
 	w, agents, decisions := r.World, r.World.Agents(), r.decisions
 	r.order = r.order[:0]
 	for i := range agents {
@@ -277,7 +278,11 @@ func (r *Runner) apply(tick int, rec *TickRecord) {
 		if d.Tool == "" {
 			continue
 		}
-		res := r.Tools.Decide(w, agents[i].ID, tick, d)
+		var prep *tools.Prepared
+		if preps != nil {
+			prep = &preps[i]
+		}
+		res := r.Tools.DecidePrepared(w, agents[i].ID, tick, d, prep)
 		if r.Journal != nil || r.OnTick != nil {
 			rec.Decisions = append(rec.Decisions, DecisionEntry{Agent: agents[i].ID, Tool: d.Tool, Params: d.Params,
 				Reasoning: d.Reasoning, TimedOut: d.TimedOut, Result: res})

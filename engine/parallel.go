@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"sync"
 	"sync/atomic"
 
+	"github.com/arena-sim/arena/tools"
 	"github.com/arena-sim/arena/world"
 )
 
@@ -43,7 +45,8 @@ type pool struct {
 	world    *world.World
 	workers  []*world.Worker
 	finished chan int
-	prepared []bool // per agent: its decision was prepared by a worker
+	prepared []bool           // per agent: its decision was prepared by a worker
+	preps    []tools.Prepared // per agent: what was prepared
 	// obs holds every agent's observation (also in Runner.obs by id), by
 	// the agent's index.
 	obs []*world.Observation
@@ -149,7 +152,10 @@ func (r *Runner) decideParallel(ctx context.Context, tick int) error {
 	n := len(agents)
 	r.decisions = append(r.decisions[:0], make([]world.Decision, n)...)
 	decisions := r.decisions
-	p.prepared = append(p.prepared[:0], make([]bool, n)...)
+	p.prepared = slices.Grow(p.prepared[:0], n)[:n]
+	clear(p.prepared)
+	p.preps = slices.Grow(p.preps[:0], n)[:n]
+	clear(p.preps)
 	for len(p.obs) < n {
 		a := agents[len(p.obs)]
 		o := r.obs[a.ID]
@@ -177,7 +183,7 @@ func (r *Runner) decideParallel(ctx context.Context, tick int) error {
 	decide := func(k *world.Worker, i int) {
 		if c := r.concurrentController(agents[i].ID); c != nil {
 			decisions[i] = c.Decide(ctx, obs[i])
-			r.Tools.Prepare(k, w, agents[i].ID, decisions[i])
+			p.preps[i] = r.Tools.Prepare(k, w, agents[i].ID, decisions[i])
 			p.prepared[i] = true
 		}
 	}
@@ -236,7 +242,7 @@ func (r *Runner) decideParallel(ctx context.Context, tick int) error {
 		if d.Tool != "" && !p.prepared[i] {
 			p.run(n-i, func(k *world.Worker, j int) {
 				if d := decisions[i+j]; d.Tool != "" && !p.prepared[i+j] {
-					r.Tools.Prepare(k, w, agents[i+j].ID, d)
+					p.preps[i+j] = r.Tools.Prepare(k, w, agents[i+j].ID, d)
 				}
 			}, nil)
 			break

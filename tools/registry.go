@@ -32,6 +32,7 @@ type Tool struct {
 	Persistence string
 	// Check runs after schema validation for rules a schema cannot say (one of
 	// two parameter forms, say). It returns a message for INVALID_PARAMS, or "".
+	// It reads only params: Prepare calls it on worker goroutines.
 	Check   func(params map[string]any) string
 	Handler Handler
 	// Invalid, when set, answers a call whose parameters fail the schema or
@@ -187,6 +188,12 @@ func ForWorld(w *world.World) (*Registry, error) {
 // a query is NOT_A_QUERY, bad parameters are INVALID_PARAMS, an unknown agent is
 // NOT_FOUND and a dead one DEAD.
 func (r *Registry) Execute(w *world.World, agentID, name string, params map[string]any, asQuery bool) (res world.ActionResult) {
+	return r.execute(w, w.Agent(agentID), agentID, name, params, asQuery, nil)
+}
+
+// execute is Execute for agent a (w.Agent(agentID)), taking the parameters'
+// validation from p when it was worked out ahead for this tool.
+func (r *Registry) execute(w *world.World, a *world.Agent, agentID, name string, params map[string]any, asQuery bool, p *Prepared) (res world.ActionResult) {
 	t, ok := r.byName[name]
 	if !ok {
 		return world.Fail(fuzzy.Clip(name), world.CodeUnknownTool, "Unknown tool '%s'%s; available tools: %s", fuzzy.Clip(name), r.suggest(name), strings.Join(r.names, ", "))
@@ -194,18 +201,18 @@ func (r *Registry) Execute(w *world.World, agentID, name string, params map[stri
 	if asQuery && !t.Query {
 		return world.Fail(name, world.CodeNotAQuery, "'%s' is an action and must be sent as a decision; query tools: %s", name, strings.Join(r.queryNames(), ", "))
 	}
-	a := w.Agent(agentID)
 	if a == nil {
 		return world.Fail(name, world.CodeNotFound, "No agent named '%s'", agentID)
 	}
 	if !a.Alive {
 		return world.Fail(name, world.CodeDead, "%s is dead and cannot act", agentID)
 	}
-	clean, err := t.Parameters.Validate(params)
-	if err == nil && t.Check != nil {
-		if msg := t.Check(clean); msg != "" {
-			err = errors.New(msg)
-		}
+	var clean map[string]any
+	var err error
+	if p != nil && p.tool == t {
+		clean, err = p.params, p.err
+	} else {
+		clean, err = t.validate(params)
 	}
 	if err != nil {
 		if t.Invalid != nil {
@@ -215,9 +222,14 @@ func (r *Registry) Execute(w *world.World, agentID, name string, params map[stri
 		}
 		return world.Fail(name, world.CodeInvalidParams, "%s: %v", name, err)
 	}
-	audience, refusal, guarded := r.guard(w, world.GuardedCall{Agent: agentID, Tool: name, Params: clean, Query: asQuery})
-	if guarded {
-		return refusal
+	var audience []string
+	if len(r.guards) > 0 {
+		var refusal world.ActionResult
+		var guarded bool
+		audience, refusal, guarded = r.guard(w, world.GuardedCall{Agent: agentID, Tool: name, Params: clean, Query: asQuery})
+		if guarded {
+			return refusal
+		}
 	}
 	defer func() {
 		if p := recover(); p != nil {
@@ -231,16 +243,39 @@ func (r *Registry) Execute(w *world.World, agentID, name string, params map[stri
 	return res
 }
 
+// validate checks a call's parameters against the schema and Check, and
+// returns them normalised.
+func (t *Tool) validate(params map[string]any) (map[string]any, error) {
+	clean, err := t.Parameters.Validate(params)
+	if err == nil && t.Check != nil {
+		if msg := t.Check(clean); msg != "" {
+			err = errors.New(msg)
+		}
+	}
+	return clean, err
+}
+
 // Decide applies an agent's decision for the observation of obsTick and records
 // the outcome for its next observation. What that observation showed once
 // (messages, a query answer) is cleared first, so a query tool used as a
 // decision leaves its fresh answer for the next observation.
 func (r *Registry) Decide(w *world.World, agentID string, obsTick int, d world.Decision) world.ActionResult {
-	a := w.Agent(agentID)
+	return r.DecidePrepared(w, agentID, obsTick, d, nil)
+}
+
+// DecidePrepared is Decide with what Prepare worked out ahead for this
+// decision (nil: nothing).
+func (r *Registry) DecidePrepared(w *world.World, agentID string, obsTick int, d world.Decision, p *Prepared) world.ActionResult {
+	var a *world.Agent
+	if p != nil && p.tool != nil {
+		a = p.agent
+	} else {
+		a = w.Agent(agentID)
+	}
 	if a != nil {
 		w.BeginDecision(a)
 	}
-	res := r.Execute(w, agentID, d.Tool, d.Params, false)
+	res := r.execute(w, a, agentID, d.Tool, d.Params, false, p)
 	if d.TimedOut && res.ErrorCode == "" {
 		res = world.Fail(d.Tool, world.CodeTimeout, "no decision arrived before the deadline; the agent idled this tick")
 	}
@@ -251,26 +286,34 @@ func (r *Registry) Decide(w *world.World, agentID string, obsTick int, d world.D
 	return res
 }
 
-// Prepare does ahead, on a world.Worker's goroutine, the read-only part of
-// applying an agent's decision (a path to plan) that the decision's tool can
-// do ahead, so that Decide, on the tick goroutine, has less to do; the
-// outcome of Decide is the same with or without it. Workers may prepare the
-// decisions of different agents at once, between BeginObserve and the first
-// Decide of the tick. Calls that would fail are left for Decide to answer.
-func (r *Registry) Prepare(k *world.Worker, w *world.World, agentID string, d world.Decision) {
+// Prepared is a decision's read-only part worked out ahead by Prepare: its
+// validated parameters. The zero value holds nothing.
+type Prepared struct {
+	tool   *Tool
+	agent  *world.Agent // World.Agent of the decision's agent
+	params map[string]any
+	err    error
+}
+
+// Prepare works out ahead, on a world.Worker's goroutine, the read-only part
+// of applying an agent's decision: it validates the parameters and, for a
+// tool that can (move_to), does ahead what its handler will reuse (the path
+// to plan). Pass what it returns to DecidePrepared with the same decision,
+// unchanged: the outcome is the same as Decide's, and the tick goroutine
+// has less to do. Workers may prepare the decisions of
+// different agents at once, between BeginObserve and the first Decide of the
+// tick.
+func (r *Registry) Prepare(k *world.Worker, w *world.World, agentID string, d world.Decision) Prepared {
 	t, ok := r.byName[d.Tool]
-	if !ok || t.Prepare == nil {
-		return
+	if !ok {
+		return Prepared{}
 	}
+	clean, err := t.validate(d.Params)
 	a := w.Agent(agentID)
-	if a == nil || !a.Alive {
-		return
+	if err == nil && t.Prepare != nil && a != nil && a.Alive {
+		t.Prepare(&Call{World: w, Agent: a, Params: clean}, k)
 	}
-	clean, err := t.Parameters.Validate(d.Params)
-	if err != nil || t.Check != nil && t.Check(clean) != "" {
-		return
-	}
-	t.Prepare(&Call{World: w, Agent: a, Params: clean}, k)
+	return Prepared{tool: t, agent: a, params: clean, err: err}
 }
 
 // guard asks every tool guard about a call: the first refusal wins (refused

@@ -192,7 +192,8 @@ func (s *Schema) check(path string, v any) (any, error) {
 				return nil, &ParamError{Path: join(path, r), Reason: "is required"}
 			}
 		}
-		keys := make([]string, 0, len(m))
+		var buf [8]string
+		keys := buf[:0]
 		for k := range m {
 			keys = append(keys, k)
 		}
@@ -230,8 +231,11 @@ func (s *Schema) check(path string, v any) (any, error) {
 				out[i] = e
 				continue
 			}
-			cv, err := s.Items.check(fmt.Sprintf("%s[%d]", path, i), e)
+			cv, err := s.Items.check("", e)
 			if err != nil {
+				// Again, naming the item: the path costs an allocation
+				// per item, and only failures need it.
+				_, err = s.Items.check(fmt.Sprintf("%s[%d]", path, i), e)
 				return nil, err
 			}
 			out[i] = cv
@@ -257,6 +261,9 @@ func (s *Schema) check(path string, v any) (any, error) {
 		if s.Maximum != nil && f > *s.Maximum {
 			return fail("must be at most %v, got %v", *s.Maximum, f)
 		}
+		if _, ok := v.(float64); ok {
+			return v, nil // already what it becomes: no need to box it again
+		}
 		return f, nil
 	case "string":
 		str, ok := v.(string)
@@ -273,18 +280,17 @@ func (s *Schema) check(path string, v any) (any, error) {
 		if len(s.Enum) > 0 {
 			for _, e := range s.Enum {
 				if e == str {
-					return str, nil
+					return v, nil
 				}
 			}
 			return fail("must be one of %s, got %q", strings.Join(s.Enum, ", "), fuzzy.Clip(str))
 		}
-		return str, nil
+		return v, nil
 	case "boolean":
-		b, ok := v.(bool)
-		if !ok {
+		if _, ok := v.(bool); !ok {
 			return fail("must be true or false, got %s", typeName(v))
 		}
-		return b, nil
+		return v, nil
 	case "":
 		return v, nil
 	}

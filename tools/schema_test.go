@@ -50,3 +50,33 @@ func TestCBORBigIntegersAreNumbers(t *testing.T) {
 	_, err = s.Validate(map[string]any{"amount": "x"})
 	require.EqualError(t, err, "param 'amount' must be a number, got string")
 }
+
+// TestValidateNormalisesAndNamesTheFailingItem: numbers of every Go type
+// come out as float64, other values as they went in, and a failure names the
+// array item (and the object field) that failed.
+func TestValidateNormalisesAndNamesTheFailingItem(t *testing.T) {
+	s := tools.Object(map[string]*tools.Schema{
+		"target": {Type: "array", Items: &tools.Schema{Type: "number", Maximum: tools.Ptr(10.0)}},
+		"name":   {Type: "string"},
+		"flag":   {Type: "boolean"},
+		"nested": tools.Object(map[string]*tools.Schema{
+			"list": {Type: "array", Items: &tools.Schema{Type: "integer"}},
+		}),
+	})
+	clean, err := s.Validate(map[string]any{"target": []any{1, int64(2), 3.5}, "name": "x", "flag": true,
+		"nested": map[string]any{"list": []any{uint8(4)}}})
+	require.NoError(t, err)
+	require.Equal(t, map[string]any{"target": []any{1.0, 2.0, 3.5}, "name": "x", "flag": true,
+		"nested": map[string]any{"list": []any{4.0}}}, clean)
+	for _, tc := range []struct {
+		params map[string]any
+		want   string
+	}{
+		{map[string]any{"target": []any{1.0, 11.0}}, "param 'target[1]' must be at most 10, got 11"},
+		{map[string]any{"target": []any{"a"}}, "param 'target[0]' must be a number, got string"},
+		{map[string]any{"nested": map[string]any{"list": []any{1, 2.5}}}, "param 'nested.list[1]' must be a whole number, got 2.5"},
+	} {
+		_, err := s.Validate(tc.params)
+		require.EqualError(t, err, tc.want)
+	}
+}

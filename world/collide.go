@@ -3,10 +3,12 @@ package world
 import (
 	"math"
 	"slices"
+
+	"github.com/solarlune/resolv"
 )
 
-// Collision is split in two. resolv's Space is the broad phase: it knows which
-// shapes lie in which cells. The narrow phase is ours, because resolv v0.8.1
+// Collision is split in two. The broad phase (bodyGrid) knows which shapes lie
+// in which cells, as resolv's Space would; the narrow phase is ours, because resolv v0.8.1
 // reports no intersection when one shape lies wholly inside another or two
 // circles share a centre, and because ours allocates nothing.
 
@@ -29,15 +31,15 @@ func (w *World) nearBodies(x, z, reach float64, self int, dst []body) []body {
 	cx1 := int(math.Floor((x + reach - w.bounds.MinX) / physicsCell))
 	cz1 := int(math.Floor((z + reach - w.bounds.MinZ) / physicsCell))
 	tags := w.tagBuf[:0]
-	for cz := cz0; cz <= cz1; cz++ {
-		for cx := cx0; cx <= cx1; cx++ {
-			cell := w.space.Cell(cx, cz)
-			if cell == nil {
-				continue
+	for cz := max(cz0, 0); cz <= min(cz1, w.grid.rows-1); cz++ {
+		for cx := max(cx0, 0); cx <= min(cx1, w.grid.cols-1); cx++ {
+			c := cz*w.grid.cols + cx
+			for _, i := range w.grid.obs[c] {
+				tags = append(tags, shapeTag{kindObstacle, int(i)})
 			}
-			for _, s := range cell.Shapes {
-				if t := s.Data().(shapeTag); t.kind != kindAgent || t.index != self {
-					tags = append(tags, t)
+			for _, i := range w.grid.agents[c] {
+				if int(i) != self {
+					tags = append(tags, shapeTag{kindAgent, int(i)})
 				}
 			}
 		}
@@ -68,6 +70,93 @@ func (w *World) nearBodies(x, z, reach float64, self int, dst []body) []body {
 		dst = append(dst, b)
 	}
 	return dst
+}
+
+// bodyGrid is the broad phase of collision: the obstacles and the living
+// agents in each cell, exactly as resolv's Space registers them (it used to
+// be the broad phase): the obstacles, which never move, copied from a Space
+// built with the world; the agents by resolv's rule for a circle, shapeCells.
+// It holds indices, so that a lookup chases no interface or scattered shape,
+// and moving an agent within its cells costs nothing.
+type bodyGrid struct {
+	cols, rows int
+	obs        [][]int32 // per cell (row-major)
+	agents     [][]int32
+	spans      [][4]int // by agent: the cells it is in; placed: whether it is
+	placed     []bool
+}
+
+// init sizes the grid as resolv's Space and copies its obstacles, for n
+// agents (call it under resolvMu).
+func (g *bodyGrid) init(sp *resolv.Space, n int) {
+	g.spans = make([][4]int, n)
+	g.placed = make([]bool, n)
+	for sp.Cell(g.cols, 0) != nil {
+		g.cols++
+	}
+	for sp.Cell(0, g.rows) != nil {
+		g.rows++
+	}
+	g.obs = make([][]int32, g.cols*g.rows)
+	g.agents = make([][]int32, g.cols*g.rows)
+	for cz := range g.rows {
+		for cx := range g.cols {
+			for _, s := range sp.Cell(cx, cz).Shapes {
+				if t := s.Data().(shapeTag); t.kind == kindObstacle {
+					g.obs[cz*g.cols+cx] = append(g.obs[cz*g.cols+cx], int32(t.index))
+				}
+			}
+		}
+	}
+}
+
+// cells returns the span of cells a circle of radius r centred at (x, y), in
+// resolv's coordinates, is registered in: those it touches, within the grid.
+func (g *bodyGrid) cells(x, y, r float64) [4]int {
+	s := shapeCells(x, y, r)
+	return [4]int{max(s[0], 0), max(s[1], 0), min(s[2], g.cols-1), min(s[3], g.rows-1)}
+}
+
+// place puts agent i, a circle of radius r, at (x, y) in resolv's
+// coordinates (world coordinates less the bounds' minimum), if that changes
+// the cells it is in.
+func (g *bodyGrid) place(i int, x, y, r float64) {
+	span := g.cells(x, y, r)
+	if g.placed[i] && g.spans[i] == span {
+		return
+	}
+	g.unplace(i)
+	g.placed[i], g.spans[i] = true, span
+	g.add(i, span)
+}
+
+// unplace takes agent i out of the grid (a dead agent).
+func (g *bodyGrid) unplace(i int) {
+	if g.placed[i] {
+		g.remove(i, g.spans[i])
+		g.placed[i] = false
+	}
+}
+
+// add registers agent i in the cells of span.
+func (g *bodyGrid) add(i int, span [4]int) {
+	for cz := span[1]; cz <= span[3]; cz++ {
+		for cx := span[0]; cx <= span[2]; cx++ {
+			g.agents[cz*g.cols+cx] = append(g.agents[cz*g.cols+cx], int32(i))
+		}
+	}
+}
+
+// remove unregisters agent i from the cells of span.
+func (g *bodyGrid) remove(i int, span [4]int) {
+	for cz := span[1]; cz <= span[3]; cz++ {
+		for cx := span[0]; cx <= span[2]; cx++ {
+			c := cz*g.cols + cx
+			if k := slices.Index(g.agents[c], int32(i)); k >= 0 {
+				g.agents[c] = slices.Delete(g.agents[c], k, k+1)
+			}
+		}
+	}
 }
 
 func (t shapeTag) less(o shapeTag) bool {

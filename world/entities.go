@@ -1,7 +1,5 @@
 package world
 
-import "github.com/solarlune/resolv"
-
 // Resource is a collectable item lying in the world.
 type Resource struct {
 	Name         string
@@ -144,7 +142,6 @@ type Agent struct {
 	index            int
 	rank             int32 // place in the order of agent ids
 	shown            Vec3  // Pos as observations print it, refreshed with the agent index
-	shape            *resolv.Circle
 	action           actionState
 	status           ActionStatus
 	lastResult       ActionResult // valid when hasResult

@@ -14,8 +14,9 @@ import (
 )
 
 // resolvMu serialises every call into resolv. The library keeps package-level
-// scratch slices and a shape-id counter, so two worlds stepping on different
+// scratch slices and a shape-id counter, so two worlds built on different
 // goroutines would race even with separate Spaces (see docs/architecture.md).
+// Only building a world calls resolv (buildPhysics).
 var resolvMu sync.Mutex
 
 func withResolv(fn func()) {
@@ -27,10 +28,10 @@ func withResolv(fn func()) {
 const (
 	navMargin     = 0.05 // extra clearance around obstacles when planning
 	collisionSkin = 1e-4 // resolv counts touching as intersecting; push a hair further
-	physicsCell   = 4    // resolv spatial-hash cell, world units
+	physicsCell   = 4    // broad-phase cell (bodyGrid, resolv's Space), world units
 )
 
-// shapeTag identifies what a resolv shape stands for.
+// shapeTag identifies a body of the broad phase (what a resolv shape stands for).
 type shapeTag struct {
 	kind  entityKind
 	index int
@@ -96,14 +97,14 @@ func (w *World) NavGrid() *nav.Grid { return w.navGrid }
 // CellSize is the side of a navigation cell in world units.
 func (w *World) CellSize() float64 { return w.cellSize }
 
-// buildPhysics creates the collision space with every obstacle and agent, moving
-// agents whose spawn point is taken to the nearest free spot.
+// buildPhysics builds collision's broad phase (bodyGrid) with every obstacle,
+// as resolv registers them in its Space, and every agent, moving agents whose
+// spawn point is taken to the nearest free spot.
 func (w *World) buildPhysics(specs []AgentSpec) error {
-	var err error
 	withResolv(func() {
 		sw := int(math.Ceil(w.bounds.Width())) + 1
 		sh := int(math.Ceil(w.bounds.Depth())) + 1
-		w.space = resolv.NewSpace(sw, sh, physicsCell, physicsCell)
+		space := resolv.NewSpace(sw, sh, physicsCell, physicsCell)
 		for i, o := range w.obstacles {
 			x, y := o.Pos[0]-w.bounds.MinX, o.Pos[2]-w.bounds.MinZ
 			var s resolv.IShape
@@ -113,19 +114,17 @@ func (w *World) buildPhysics(specs []AgentSpec) error {
 				s = resolv.NewCircle(x, y, o.Radius)
 			}
 			s.SetData(shapeTag{kindObstacle, i})
-			w.space.Add(s)
+			space.Add(s)
 		}
-		for _, a := range w.agents {
-			a.shape = resolv.NewCircle(a.Pos[0]-w.bounds.MinX, a.Pos[2]-w.bounds.MinZ, w.rules.AgentRadius)
-			a.shape.SetData(shapeTag{kindAgent, a.index})
-			w.space.Add(a.shape)
-			if !w.placeFree(a) {
-				err = fmt.Errorf("agent %q: no free spot near its spawn point (%g, %g)", a.ID, a.Pos[0], a.Pos[2])
-				return
-			}
-		}
+		w.grid.init(space, len(w.agents))
 	})
-	return err
+	for _, a := range w.agents {
+		if !w.placeFree(a) {
+			return fmt.Errorf("agent %q: no free spot near its spawn point (%g, %g)", a.ID, a.Pos[0], a.Pos[2])
+		}
+		w.grid.place(a.index, a.Pos[0]-w.bounds.MinX, a.Pos[2]-w.bounds.MinZ, w.rules.AgentRadius)
+	}
+	return nil
 }
 
 // placeFree moves a new agent to the nearest spot (spiralling out from its
@@ -149,7 +148,6 @@ func (w *World) placeFree(a *Agent) bool {
 				continue
 			}
 			a.Pos = w.ground(x, z)
-			a.shape.SetPosition(x-w.bounds.MinX, z-w.bounds.MinZ)
 			return true
 		}
 	}
@@ -204,16 +202,14 @@ func (w *World) noPathResult(tool string, to Vec3, err error) ActionResult {
 // so that agents slide along obstacles and never overlap each other.
 func (w *World) stepMovement() {
 	moved := false
-	withResolv(func() {
-		for _, a := range w.agents {
-			if !a.Alive || a.action.kind != actMove {
-				a.Vel = Vec3{}
-				continue
-			}
-			w.moveAgent(a)
-			moved = true
+	for _, a := range w.agents {
+		if !a.Alive || a.action.kind != actMove {
+			a.Vel = Vec3{}
+			continue
 		}
-	})
+		w.moveAgent(a)
+		moved = true
+	}
 	if moved {
 		w.agentIdxDirty = true
 	}
@@ -255,7 +251,7 @@ func (w *World) moveAgent(a *Agent) {
 		x, z = nx, nz
 	}
 	a.action.path = path
-	a.shape.SetPosition(x-w.bounds.MinX, z-w.bounds.MinZ)
+	w.grid.place(a.index, x-w.bounds.MinX, z-w.bounds.MinZ, w.rules.AgentRadius)
 	a.Pos = w.ground(x, z)
 	dist := GroundDist(prev, a.Pos)
 	a.Stats.Distance += dist
@@ -272,6 +268,13 @@ func (w *World) moveAgent(a *Agent) {
 		return
 	}
 	w.checkProgress(a, blocker)
+}
+
+// shapeCells is the span of physics cells a circle of radius r centred at
+// (x, y) in resolv's coordinates touches, computed as resolv does.
+func shapeCells(x, y, r float64) [4]int {
+	return [4]int{int(math.Floor((x - r) / physicsCell)), int(math.Floor((y - r) / physicsCell)),
+		int(math.Floor((x + r) / physicsCell)), int(math.Floor((y + r) / physicsCell))}
 }
 
 // waypointReached is how close an agent must come to an intermediate waypoint

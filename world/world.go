@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/arena-sim/arena/nav"
-	"github.com/solarlune/resolv"
 )
 
 // World is the whole simulated state of one episode. Build it with New, step it
@@ -46,7 +45,6 @@ type World struct {
 	navGrid   *nav.Grid
 	sightGrid *nav.Grid
 	planner   *nav.Planner
-	space     *resolv.Space
 
 	outbox    []pendingMessage
 	events    []Event
@@ -76,6 +74,7 @@ type World struct {
 	recipientBuf  []*Agent // scratch for message delivery
 	recipientIdx  []int32
 	tagBuf        []shapeTag
+	grid          bodyGrid // collision's broad phase
 	rosterDirty   bool
 }
 
@@ -496,7 +495,7 @@ func (w *World) kill(a *Agent, cause string) {
 	a.Vel = Vec3{}
 	a.status = ActionStatus{Status: "dead", Detail: "killed by " + cause}
 	a.inHazards = a.inHazards[:0]
-	withResolv(func() { w.space.Remove(a.shape) })
+	w.grid.unplace(a.index)
 	w.agentIdxDirty = true
 	w.Publish(Event{Type: "agent_died", Agent: a.ID, Data: map[string]any{"cause": cause}})
 }

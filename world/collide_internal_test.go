@@ -1,0 +1,110 @@
+package world
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/solarlune/resolv"
+	"github.com/stretchr/testify/require"
+)
+
+// TestBodyGridMatchesResolv checks the broad phase against resolv's Space,
+// which it replaces: after every tick of random worlds (bounds off the
+// origin, boxes and circles of all sizes, agents walking into each other,
+// into obstacles and off the edges, some dying), every cell lists the
+// obstacles and living agents that a Space holding the same shapes has in it.
+func TestBodyGridMatchesResolv(t *testing.T) {
+	for seed := uint64(1); seed <= 4; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 5))
+		b := Bounds{MinX: -15.3, MinZ: -9.7, MaxX: 14.9 + float64(seed), MaxZ: 17.2}
+		cfg := Config{Name: "grid", Seed: seed, CellSize: 0.5, Bounds: b}
+		for i := range 14 {
+			x, z := b.MinX+rng.Float64()*b.Width(), b.MinZ+rng.Float64()*b.Depth()
+			if i%2 == 0 {
+				cfg.Obstacles = append(cfg.Obstacles, ObstacleSpec{Name: fmt.Sprintf("W%d", i), X: x, Z: z, Shape: "box",
+					SizeX: 0.3 + 9*rng.Float64(), SizeZ: 0.3 + 4*rng.Float64()})
+			} else {
+				cfg.Obstacles = append(cfg.Obstacles, ObstacleSpec{Name: fmt.Sprintf("T%d", i), X: x, Z: z, Radius: 0.2 + 3*rng.Float64()})
+			}
+		}
+		for i := range 60 {
+			cfg.Agents = append(cfg.Agents, AgentSpec{ID: fmt.Sprintf("a%d", i),
+				X: b.MinX + rng.Float64()*b.Width(), Z: b.MinZ + rng.Float64()*b.Depth(), Speed: 1 + 2*rng.Float64()})
+		}
+		w, err := New(cfg)
+		require.NoError(t, err)
+		for tick := range 60 {
+			if tick%10 == 0 {
+				for _, a := range w.agents {
+					w.ForceStraightMove(a, Vec3{b.MinX - 5 + rng.Float64()*(b.Width()+10), 0, b.MinZ - 5 + rng.Float64()*(b.Depth()+10)})
+				}
+			}
+			if tick%15 == 7 {
+				w.Damage(w.agents[rng.IntN(len(w.agents))], 1e9, "test")
+			}
+			w.Step()
+			requireGridIsResolvs(t, w, fmt.Sprintf("seed %d, tick %d", seed, tick))
+		}
+	}
+}
+
+func requireGridIsResolvs(t *testing.T, w *World, at string) {
+	t.Helper()
+	var want [][]shapeTag
+	withResolv(func() {
+		sp := resolv.NewSpace(int(math.Ceil(w.bounds.Width()))+1, int(math.Ceil(w.bounds.Depth()))+1, physicsCell, physicsCell)
+		for i, o := range w.obstacles {
+			x, y := o.Pos[0]-w.bounds.MinX, o.Pos[2]-w.bounds.MinZ
+			var s resolv.IShape
+			if o.Shape == "box" {
+				s = resolv.NewRectangle(x, y, o.SizeX, o.SizeZ)
+			} else {
+				s = resolv.NewCircle(x, y, o.Radius)
+			}
+			s.SetData(shapeTag{kindObstacle, i})
+			sp.Add(s)
+		}
+		for _, a := range w.agents {
+			if a.Alive {
+				s := resolv.NewCircle(a.Pos[0]-w.bounds.MinX, a.Pos[2]-w.bounds.MinZ, w.rules.AgentRadius)
+				s.SetData(shapeTag{kindAgent, a.index})
+				sp.Add(s)
+			}
+		}
+		require.Nil(t, sp.Cell(w.grid.cols, 0), "%s: the grid is as wide as the Space", at)
+		require.Nil(t, sp.Cell(0, w.grid.rows), "%s: the grid is as deep as the Space", at)
+		for cz := range w.grid.rows {
+			for cx := range w.grid.cols {
+				var tags []shapeTag
+				for _, s := range sp.Cell(cx, cz).Shapes {
+					tags = append(tags, s.Data().(shapeTag))
+				}
+				want = append(want, tags)
+			}
+		}
+	})
+	for c, tags := range want {
+		var got []shapeTag
+		for _, i := range w.grid.obs[c] {
+			got = append(got, shapeTag{kindObstacle, int(i)})
+		}
+		for _, i := range w.grid.agents[c] {
+			got = append(got, shapeTag{kindAgent, int(i)})
+		}
+		less := func(a, b shapeTag) int {
+			if a.less(b) {
+				return -1
+			}
+			if b.less(a) {
+				return 1
+			}
+			return 0
+		}
+		slices.SortFunc(got, less)
+		slices.SortFunc(tags, less)
+		require.Equal(t, tags, got, "%s: cell (%d, %d)", at, c%w.grid.cols, c/w.grid.cols)
+	}
+}
