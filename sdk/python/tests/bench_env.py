@@ -28,7 +28,7 @@ import time
 import cbor2
 
 from agent_arena_sdk.client import dial, encode_frame, handshake, hello_message
-from agent_arena_sdk.env import ArenaParallelEnv, make_vec, scenario_info
+from agent_arena_sdk.env import ArenaParallelEnv, make_vec, scenario_info, server_environment
 
 
 def server_cpu(pid):
@@ -60,7 +60,8 @@ def raw_run(arena, scenario, agents, steps, seed, plan):
     p = subprocess.Popen([arena, "serve", "--scenario", scenario, "--agents", str(agents), "--seed", str(seed),
                           "--secret-seed", str(seed), "--ticks", str(steps + 1), "--decision-timeout", "1h",
                           "--listen", addr, "--out", os.path.join(d, "out")],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         env=server_environment(agents))  # as the env starts its server
     ids = scenario_info(arena, scenario, agents)["agent_ids"]
     conns = []
     for a in ids:
