@@ -2,7 +2,6 @@ package world
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -55,18 +54,7 @@ func requireGridIsResolvs(t *testing.T, w *World, at string) {
 	t.Helper()
 	var want [][]shapeTag
 	withResolv(func() {
-		sp := resolv.NewSpace(int(math.Ceil(w.bounds.Width()))+1, int(math.Ceil(w.bounds.Depth()))+1, physicsCell, physicsCell)
-		for i, o := range w.obstacles {
-			x, y := o.Pos[0]-w.bounds.MinX, o.Pos[2]-w.bounds.MinZ
-			var s resolv.IShape
-			if o.Shape == "box" {
-				s = resolv.NewRectangle(x, y, o.SizeX, o.SizeZ)
-			} else {
-				s = resolv.NewCircle(x, y, o.Radius)
-			}
-			s.SetData(shapeTag{kindObstacle, i})
-			sp.Add(s)
-		}
+		sp := w.obstacleSpace()
 		for _, a := range w.agents {
 			if a.Alive {
 				s := resolv.NewCircle(a.Pos[0]-w.bounds.MinX, a.Pos[2]-w.bounds.MinZ, w.rules.AgentRadius)

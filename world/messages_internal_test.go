@@ -3,47 +3,15 @@ package world
 import (
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 )
 
-// deliverByScan is deliverMessages as it was, testing every agent for every
-// message: the oracle of TestDeliverMessagesEqualsTheFullScan.
+// deliverByScan is deliverMessages as it was, every agent a candidate for
+// every message: the oracle of TestDeliverMessagesEqualsTheFullScan.
 func (w *World) deliverByScan() {
-	rng := w.Rand("messages")
-	commR2 := w.rules.CommRange * w.rules.CommRange
-	for _, m := range w.outbox {
-		from := w.agentByID[m.from]
-		for _, to := range w.agents {
-			if to == from || !to.Alive || (m.audience != nil && !slices.Contains(m.audience, to.ID)) {
-				continue
-			}
-			switch m.to {
-			case "all":
-			case "team":
-				if to.Team != from.Team {
-					continue
-				}
-			default:
-				if to.ID != m.to {
-					continue
-				}
-			}
-			if groundDist2(from.Pos, to.Pos) > commR2 {
-				continue
-			}
-			if w.rules.MessageDropProb > 0 && rng.Float64() < w.rules.MessageDropProb {
-				continue
-			}
-			if len(to.inbox) >= maxInbox {
-				to.inbox = append(to.inbox[:0], to.inbox[1:]...)
-			}
-			to.inbox = append(to.inbox, Message{From: m.from, Content: m.content, Tick: m.tick, To: m.to})
-		}
-	}
-	w.outbox = w.outbox[:0]
+	w.deliverTo(func(_ *Agent, _ pendingMessage, dst []*Agent) []*Agent { return append(dst, w.agents...) })
 }
 
 // TestDeliverMessagesEqualsTheFullScan delivers the same random messages

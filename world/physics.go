@@ -97,26 +97,32 @@ func (w *World) NavGrid() *nav.Grid { return w.navGrid }
 // CellSize is the side of a navigation cell in world units.
 func (w *World) CellSize() float64 { return w.cellSize }
 
+// obstacleSpace is a resolv Space holding every obstacle (call it inside
+// withResolv).
+func (w *World) obstacleSpace() *resolv.Space {
+	sw := int(math.Ceil(w.bounds.Width())) + 1
+	sh := int(math.Ceil(w.bounds.Depth())) + 1
+	space := resolv.NewSpace(sw, sh, physicsCell, physicsCell)
+	for i, o := range w.obstacles {
+		x, y := o.Pos[0]-w.bounds.MinX, o.Pos[2]-w.bounds.MinZ
+		var s resolv.IShape
+		if o.Shape == "box" {
+			s = resolv.NewRectangle(x, y, o.SizeX, o.SizeZ)
+		} else {
+			s = resolv.NewCircle(x, y, o.Radius)
+		}
+		s.SetData(shapeTag{kindObstacle, i})
+		space.Add(s)
+	}
+	return space
+}
+
 // buildPhysics builds collision's broad phase (bodyGrid) with every obstacle,
 // as resolv registers them in its Space, and every agent, moving agents whose
 // spawn point is taken to the nearest free spot.
 func (w *World) buildPhysics(specs []AgentSpec) error {
 	withResolv(func() {
-		sw := int(math.Ceil(w.bounds.Width())) + 1
-		sh := int(math.Ceil(w.bounds.Depth())) + 1
-		space := resolv.NewSpace(sw, sh, physicsCell, physicsCell)
-		for i, o := range w.obstacles {
-			x, y := o.Pos[0]-w.bounds.MinX, o.Pos[2]-w.bounds.MinZ
-			var s resolv.IShape
-			if o.Shape == "box" {
-				s = resolv.NewRectangle(x, y, o.SizeX, o.SizeZ)
-			} else {
-				s = resolv.NewCircle(x, y, o.Radius)
-			}
-			s.SetData(shapeTag{kindObstacle, i})
-			space.Add(s)
-		}
-		w.grid.init(space, len(w.agents))
+		w.grid.init(w.obstacleSpace(), len(w.agents))
 	})
 	for _, a := range w.agents {
 		if !w.placeFree(a) {
@@ -448,7 +454,11 @@ func (h *respawnHeap) Pop() any {
 
 // deliverMessages hands last tick's messages to the agents in range, dropping
 // each with the configured probability from the "messages" random stream.
-func (w *World) deliverMessages() {
+func (w *World) deliverMessages() { w.deliverTo(w.recipients) }
+
+// deliverTo delivers the outbox to the agents among each message's
+// candidates (in the order of w.agents) that it reaches.
+func (w *World) deliverTo(candidates func(from *Agent, m pendingMessage, dst []*Agent) []*Agent) {
 	if len(w.outbox) == 0 {
 		return
 	}
@@ -456,7 +466,7 @@ func (w *World) deliverMessages() {
 	commR2 := w.rules.CommRange * w.rules.CommRange
 	for _, m := range w.outbox {
 		from := w.agentByID[m.from]
-		w.recipientBuf = w.recipients(from, m, w.recipientBuf[:0])
+		w.recipientBuf = candidates(from, m, w.recipientBuf[:0])
 		for _, to := range w.recipientBuf {
 			if to == from || !to.Alive || (m.audience != nil && !slices.Contains(m.audience, to.ID)) {
 				continue
