@@ -12,22 +12,28 @@ import "sync"
 // wake-up per tick instead of one per decision, each of which cost the
 // world's goroutine a park and a wake-up on a select over four channels.
 //
-// The inbox holds at most its size of messages; a reader that finds it full
-// waits (and wakes the owner), so a flood from clients is held at their
-// sockets, not in memory.
+// The inbox holds at most its size of messages, and at most PerConn of one
+// connection; a reader that finds either full waits (and wakes the owner),
+// so a flood from clients is held at their sockets, not in memory, and one
+// client cannot take the room of the others.
 type Inbox struct {
 	mu      sync.Mutex
 	queue   []Incoming
 	size    int
+	perConn map[*Conn]int // messages of each connection in queue
 	awaited int           // the awaited decisions in queue
 	want    int           // armed: wake the owner at this many awaited decisions; 0: not armed
 	ready   chan struct{} // signalled (1-buffered) to wake the owner
 	space   chan struct{} // closed when readers waiting on a full inbox may go on
 }
 
+// PerConn is the most messages of one connection an inbox holds at once:
+// a decision, the queries the tool-call limit allows and a ping fit.
+const PerConn = 32
+
 // NewInbox makes an inbox for at most size messages at once (at least 1).
 func NewInbox(size int) *Inbox {
-	return &Inbox{size: max(size, 1), ready: make(chan struct{}, 1)}
+	return &Inbox{size: max(size, 1), perConn: map[*Conn]int{}, ready: make(chan struct{}, 1)}
 }
 
 // Put leaves a message, which wakes an armed owner. While the inbox is full
@@ -38,7 +44,7 @@ func (q *Inbox) Put(in Incoming, done <-chan struct{}) bool { return q.put(in, f
 // put is Put; an awaited decision wakes the owner only with enough others.
 func (q *Inbox) put(in Incoming, awaited bool, done <-chan struct{}) bool {
 	q.mu.Lock()
-	for len(q.queue) >= q.size {
+	for len(q.queue) >= q.size || (in.Conn != nil && q.perConn[in.Conn] >= PerConn) {
 		if q.space == nil {
 			q.space = make(chan struct{})
 		}
@@ -53,6 +59,9 @@ func (q *Inbox) put(in Incoming, awaited bool, done <-chan struct{}) bool {
 		q.mu.Lock()
 	}
 	q.queue = append(q.queue, in)
+	if in.Conn != nil {
+		q.perConn[in.Conn]++
+	}
 	if awaited {
 		q.awaited++
 	}
@@ -81,6 +90,7 @@ func (q *Inbox) Take(dst []Incoming) []Incoming {
 	q.mu.Lock()
 	dst = append(dst, q.queue...)
 	clear(q.queue)
+	clear(q.perConn)
 	q.queue, q.awaited, q.want = q.queue[:0], 0, 0
 	if q.space != nil {
 		close(q.space)

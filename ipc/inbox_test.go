@@ -96,3 +96,33 @@ func TestInboxWakesItsOwnerForWhatItAwaits(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) { tt.run(t, NewInbox(4)) })
 	}
 }
+
+// TestInboxHoldsOneConnectionsFlood: a connection with PerConn messages
+// waiting waits to leave more (and wakes the owner), while another
+// connection's messages still go in; a Take lets it go on.
+func TestInboxHoldsOneConnectionsFlood(t *testing.T) {
+	q := NewInbox(1000)
+	flood, other := &Conn{}, &Conn{}
+	for range PerConn {
+		require.True(t, q.Put(Incoming{Conn: flood, Msg: &Query{Type: "query"}}, nil))
+	}
+	q.Arm(5)
+	left := make(chan bool)
+	go func() { left <- q.Put(Incoming{Conn: flood, Msg: &Query{Type: "query"}}, nil) }()
+	select {
+	case <-left:
+		t.Fatal("a connection left more than PerConn messages")
+	case <-time.After(50 * time.Millisecond):
+	}
+	require.True(t, woken(q), "the owner is woken to make room")
+	require.True(t, q.Put(Incoming{Conn: other, Msg: &Query{Type: "query"}}, nil), "another connection is not held")
+	require.Len(t, q.Take(nil), PerConn+1)
+	require.True(t, <-left)
+	require.Len(t, q.Take(nil), 1)
+	done := make(chan struct{})
+	for range PerConn {
+		require.True(t, q.Put(Incoming{Conn: flood, Msg: &Query{Type: "query"}}, nil))
+	}
+	close(done)
+	require.False(t, q.Put(Incoming{Conn: flood, Msg: &Query{Type: "query"}}, done), "a closed done gives up")
+}

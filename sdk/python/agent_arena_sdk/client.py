@@ -156,12 +156,6 @@ class Roster:
             gone = set(left)
             self.ids = [a for a in self.ids if a not in gone]
 
-    def fill(self, obs: dict) -> dict:
-        """Puts the roster into an observation decoded from an ``observation_cbor``
-        (which ``track`` saw as bytes): valid until the next observation is tracked."""
-        obs["agent_ids"] = list(self.ids or ())
-        return obs
-
 
 def encode_frame(msg: dict) -> bytes:
     body = cbor2.dumps(msg)

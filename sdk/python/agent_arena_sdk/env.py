@@ -327,7 +327,7 @@ class ArenaParallelEnv(_ParallelBase):
         self._np_random: np.random.Generator | None = None
         self._np_random_seed: int | None = None
         self._raw: dict[str, dict] = {}        # the last observation map of each agent
-        self._undecoded: dict[str, bytes] = {}  # ... or its encoding, until needed (lazy_decode)
+        self._undecoded: dict[str, tuple] = {}  # ... or its encoding and roster, until needed (lazy_decode)
         self._obs: dict[str, Any] = {}         # ... and its encoding
         self._scores: dict[str, float] = {}
         self._episode = 0                      # episodes played on the current server
@@ -546,8 +546,10 @@ class ArenaParallelEnv(_ParallelBase):
             rt.slots[a] = _Slot(a, sock, w)
             rt.live.add(rt.slots[a])
             if self._layout is not None:
-                rt.slots[a].send({"type": "observation_arrays", "layout": self._layout,
-                                  "observation_bytes": self._lazy})
+                msg = {"type": "observation_arrays", "layout": self._layout}
+                if self._lazy:
+                    msg["observation_bytes"] = True
+                rt.slots[a].send(msg)
 
     def _read(self, agent: str, start: bool = False) -> dict:
         """The agent's next observation or episode_end (with start: skip to the next
@@ -590,10 +592,12 @@ class ArenaParallelEnv(_ParallelBase):
 
     def _raw_of(self, agent: str) -> dict | None:
         """The agent's last observation map, decoded now if it came as bytes."""
-        blob = self._undecoded.pop(agent, None)
-        if blob is not None:
-            raw, slot = cbor2.loads(blob), self._rt.slots.get(agent)
-            self._raw[agent] = slot.roster.fill(raw) if slot is not None else raw
+        held = self._undecoded.pop(agent, None)
+        if held is not None:
+            blob, ids = held
+            raw = cbor2.loads(blob)
+            raw["agent_ids"] = list(ids or ())
+            self._raw[agent] = raw
         return self._raw.get(agent)
 
     def _take_message(self, agent: str, m: dict):
@@ -605,7 +609,7 @@ class ArenaParallelEnv(_ParallelBase):
             enc, info = self._take(agent, raw, m.get("arrays"))
             return enc, info, float(raw.get("score") or 0.0), raw.get("alive") is not False
         self._raw.pop(agent, None)
-        self._undecoded[agent] = blob
+        self._undecoded[agent] = (blob, self._rt.slots[agent].roster.ids)  # the roster is replaced, never changed
         raw = self._raw_of(agent) if self.codec.components else None  # their text is encoded
         enc = self.codec.encode(raw, None, m.get("arrays"))
         self._obs[agent] = enc
