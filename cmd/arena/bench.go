@@ -33,6 +33,7 @@ func cmdBench(ctx context.Context, args []string, stdout io.Writer) error {
 	churn := fs.Float64("churn", 0.01, "--soak: the chance per second that a client drops its connection (it comes back 0.1 to 2 s later)")
 	repeat := fs.Int("repeat", 1, "--ipc: measure this many pairs of a lockstep and an echo run, alternating which goes first, and print each pair's ratios and the medians")
 	cpuProfile := fs.String("cpuprofile", "", "--ipc: write a CPU profile of the measured part of each run to this file, with -lockstep-N or -echo-N before its extension (N counts the pairs from 1)")
+	memProfile := fs.String("memprofile", "", "write heap profiles (after a GC) at the first tenth of the run and at its end to this file, with -early or -end before its extension; `go tool pprof -base FILE-early FILE-end` shows what grew")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -51,7 +52,7 @@ func cmdBench(ctx context.Context, args []string, stdout io.Writer) error {
 		})
 		return benchIPC(ctx, stdout, n, *ticks, *seed, max(*repeat, 1), *cpuProfile, *asJSON)
 	}
-	r, err := benchWorld(ctx, benchworld.Options{Seed: *seed, Agents: *agents, Size: *size}, *ticks, *workers)
+	r, err := benchWorld(ctx, benchworld.Options{Seed: *seed, Agents: *agents, Size: *size}, *ticks, *workers, *memProfile)
 	if err != nil {
 		return err
 	}
@@ -72,6 +73,13 @@ func cmdBench(ctx context.Context, args []string, stdout io.Writer) error {
 		early = fmt.Sprintf(" (%.0f B at tick %d)", r.LiveHeapPerAgentEarly, r.EarlyTick)
 	}
 	fmt.Fprintf(stdout, "live heap per agent after GC: %.0f B%s; state hash %s\n", r.LiveHeapPerAgent, early, r.StateHash)
+	if len(r.LiveHeap) > 2 {
+		fmt.Fprintf(stdout, "live heap per agent at each tenth of the run:")
+		for _, s := range r.LiveHeap {
+			fmt.Fprintf(stdout, " %d:%.0f", s.Tick, s.BytesPerAgent)
+		}
+		fmt.Fprintln(stdout)
+	}
 	return nil
 }
 
@@ -94,14 +102,25 @@ type worldBench struct {
 	LiveHeapPerAgent      float64 `json:"live_heap_bytes_per_agent"`
 	LiveHeapPerAgentEarly float64 `json:"live_heap_bytes_per_agent_early"`
 	EarlyTick             int     `json:"early_tick"`
-	StateHash             string  `json:"state_hash"`
+	// LiveHeap samples the live heap per agent after every tenth of the
+	// run (the first is the early sample, the last the end).
+	LiveHeap  []heapSample `json:"live_heap"`
+	StateHash string       `json:"state_hash"`
 	// EndReason is why the run ended: "time_limit" after the ticks asked
 	// for, or "completed" when every agent met the objective before.
 	EndReason string `json:"end_reason"`
 }
 
+// heapSample is the live heap per agent after the tick Tick.
+type heapSample struct {
+	Tick          int     `json:"tick"`
+	BytesPerAgent float64 `json:"bytes_per_agent"`
+}
+
 // benchWorld builds the bench world and runs its foragers for ticks ticks.
-func benchWorld(ctx context.Context, opt benchworld.Options, ticks, workers int) (*worldBench, error) {
+// With memProfile set, it writes heap profiles at the early sample and at the
+// end (see the --memprofile flag).
+func benchWorld(ctx context.Context, opt benchworld.Options, ticks, workers int, memProfile string) (*worldBench, error) {
 	liveHeap := func() uint64 {
 		var m runtime.MemStats
 		runtime.GC()
@@ -122,12 +141,32 @@ func benchWorld(ctx context.Context, opt benchworld.Options, ticks, workers int)
 	n := float64(len(w.Agents()))
 	perAgent := func(heap uint64) float64 { return (float64(heap) - float64(base)) / n }
 	res := &worldBench{Agents: len(w.Agents()), Size: opt.Size, Workers: workers, BuildNS: build.Nanoseconds(), EarlyTick: max(ticks/10, 1)}
-	// The early sample stops the clock for its GC.
+	var profErr error
+	if memProfile != "" {
+		// Every 4 KiB allocated is sampled (not every 512 KiB): growth of
+		// a few bytes per agent shows up.
+		defer func(rate int) { runtime.MemProfileRate = rate }(runtime.MemProfileRate)
+		runtime.MemProfileRate = 4096
+	}
+	writeProfile := func(suffix string) {
+		if memProfile == "" || profErr != nil {
+			return
+		}
+		ext := filepath.Ext(memProfile)
+		profErr = writeHeapProfile(fmt.Sprintf("%s-%s%s", strings.TrimSuffix(memProfile, ext), suffix, ext))
+	}
+	// The samples stop the clock for their GCs.
 	var paused time.Duration
+	tenth := max(ticks/10, 1)
 	r.OnTick = func(rec *engine.TickRecord) {
-		if rec.Tick+1 == res.EarlyTick {
+		if done := rec.Tick + 1; done%tenth == 0 && done < ticks {
 			t := time.Now()
-			res.LiveHeapPerAgentEarly = perAgent(liveHeap())
+			h := perAgent(liveHeap())
+			res.LiveHeap = append(res.LiveHeap, heapSample{done, h})
+			if done == res.EarlyTick {
+				res.LiveHeapPerAgentEarly = h
+				writeProfile("early")
+			}
 			paused += time.Since(t)
 		}
 	}
@@ -148,9 +187,27 @@ func benchWorld(ctx context.Context, opt benchworld.Options, ticks, workers int)
 	res.AllocsPerAgentStep = float64(after.Mallocs-before.Mallocs) / steps
 	res.BytesPerAgentStep = float64(after.TotalAlloc-before.TotalAlloc) / steps
 	res.LiveHeapPerAgent = perAgent(liveHeap())
+	res.LiveHeap = append(res.LiveHeap, heapSample{out.Ticks, res.LiveHeapPerAgent})
+	writeProfile("end")
 	res.StateHash = world.FormatHash(w.StateHash())
 	runtime.KeepAlive(r) // its observations and workers count as live
+	if profErr != nil {
+		return nil, profErr
+	}
 	return res, nil
+}
+
+// writeHeapProfile writes the heap profile of the last GC to name.
+func writeHeapProfile(name string) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return fmt.Errorf("heap profile: %w", err)
+	}
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		f.Close()
+		return fmt.Errorf("heap profile %s: %w", name, err)
+	}
+	return f.Close()
 }
 
 // benchSoak runs ipcbench.Soak and prints what it measured.

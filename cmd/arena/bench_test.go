@@ -1,8 +1,12 @@
 package main
 
 import (
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -41,4 +45,43 @@ func TestBenchIPCRepeat(t *testing.T) {
 		require.Positive(t, r[k], k)
 	}
 	require.Len(t, r["pairs"], 2)
+}
+
+// TestBenchHeapSamplesAndProfiles: the live heap is sampled at every tenth of
+// the run, and --memprofile writes the early and the end heap profiles.
+func TestBenchHeapSamplesAndProfiles(t *testing.T) {
+	prof := filepath.Join(t.TempDir(), "heap.pprof")
+	out, _, err := arena(t, "bench", "--agents", "20", "--size", "48", "--ticks", "40", "--workers", "1", "--json", "--memprofile", prof)
+	require.NoError(t, err)
+	var r struct {
+		Ticks     int     `json:"ticks"`
+		EarlyTick int     `json:"early_tick"`
+		Early     float64 `json:"live_heap_bytes_per_agent_early"`
+		End       float64 `json:"live_heap_bytes_per_agent"`
+		LiveHeap  []struct {
+			Tick  int     `json:"tick"`
+			Bytes float64 `json:"bytes_per_agent"`
+		} `json:"live_heap"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &r), out)
+	require.Equal(t, 40, r.Ticks)
+	require.Len(t, r.LiveHeap, 10)
+	for i, s := range r.LiveHeap {
+		require.Equal(t, 4*(i+1), s.Tick)
+		require.Positive(t, s.Bytes)
+	}
+	require.Equal(t, r.EarlyTick, r.LiveHeap[0].Tick)
+	require.Equal(t, r.Early, r.LiveHeap[0].Bytes)
+	require.Equal(t, r.End, r.LiveHeap[9].Bytes)
+	for _, name := range []string{"heap-early.pprof", "heap-end.pprof"} {
+		// A profile is a gzipped protocol buffer.
+		f, err := os.Open(filepath.Join(filepath.Dir(prof), name))
+		require.NoError(t, err)
+		defer f.Close()
+		z, err := gzip.NewReader(f)
+		require.NoError(t, err, name)
+		b, err := io.ReadAll(z)
+		require.NoError(t, err, name)
+		require.NotEmpty(t, b, name)
+	}
 }
