@@ -14,6 +14,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/arena-sim/arena/internal/fuzzy"
 	"github.com/arena-sim/arena/world"
@@ -107,6 +108,8 @@ type Registry struct {
 	names   []string
 	guards  []world.ToolGuard
 	visible []Visibility
+	// calls reuses the Call of every handler call: handlers do not keep it.
+	calls sync.Pool
 }
 
 // Register adds tools; a duplicate or malformed tool is an error. A tool
@@ -237,7 +240,14 @@ func (r *Registry) execute(w *world.World, a *world.Agent, agentID, name string,
 			res = world.Fail(name, world.CodeInvalidParams, "%s could not be carried out with these parameters (internal error: %v)", name, p)
 		}
 	}()
-	res = t.Handler(&Call{World: w, Agent: a, Params: clean, Query: asQuery, Audience: audience})
+	c, _ := r.calls.Get().(*Call)
+	if c == nil {
+		c = new(Call)
+	}
+	*c = Call{World: w, Agent: a, Params: clean, Query: asQuery, Audience: audience}
+	res = t.Handler(c)
+	*c = Call{}
+	r.calls.Put(c)
 	res.Tool = name
 	res.Tick = w.Tick()
 	return res
