@@ -273,6 +273,19 @@ func (r *Runner) apply(tick int, rec *TickRecord, preps []tools.Prepared) {
 		r.order = append(r.order, i)
 	}
 	r.rng.Shuffle(len(r.order), func(i, j int) { r.order[i], r.order[j] = r.order[j], r.order[i] })
+	if r.Journal != nil || r.OnTick != nil {
+		// The entries allocated at once rather than grown one by one (OnTick
+		// may keep the record's slices, so they are not reused).
+		n := 0
+		for _, d := range decisions {
+			if d.Tool != "" {
+				n++
+			}
+		}
+		if n > 0 {
+			rec.Decisions = make([]DecisionEntry, 0, n)
+		}
+	}
 	for _, i := range r.order {
 		d := decisions[i]
 		if d.Tool == "" {

@@ -79,6 +79,15 @@ const minParallel = 32
 // calling worker's world.Worker, and, when done is not nil, done(lo, hi) on
 // the calling goroutine for each chunk [lo, hi) as it completes. It returns
 // once every call has returned.
+//
+// The calling goroutine is one of the workers (it has the first
+// world.Worker; the others are goroutines): it takes chunks as they do, and
+// between its own it finishes (done) those they completed. Waiting for the
+// others instead cost a wake-up before anything was finished: on this
+// 2-vCPU VM the tick goroutine, woken by the first completed chunk onto the
+// core of the worker that completed it, ran only once that worker ran out
+// of chunks, about 0.2 ms into a 100-agent decision point whose first chunk
+// took 0.05 ms; and the planning ahead took as long on two workers as on one.
 func (p *pool) run(n int, fn func(k *world.Worker, i int), done func(lo, hi int)) {
 	if n == 0 {
 		return
@@ -101,7 +110,7 @@ func (p *pool) run(n int, fn func(k *world.Worker, i int), done func(lo, hi int)
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for _, k := range p.workers[:min(len(p.workers), chunks)] {
+	for _, k := range p.workers[1:min(len(p.workers), chunks)] {
 		wg.Go(func() {
 			// The label lets CPU profiles tell workers' time from the tick
 			// goroutine's (go tool pprof -tagfocus tick=worker).
@@ -121,11 +130,34 @@ func (p *pool) run(n int, fn func(k *world.Worker, i int), done func(lo, hi int)
 			}
 		})
 	}
-	if done != nil {
-		for range chunks {
-			c := <-p.finished
-			done(c*chunk, min(n, (c+1)*chunk))
+	k, finished := p.workers[0], 0
+	finish := func(c int) {
+		done(c*chunk, min(n, (c+1)*chunk))
+		finished++
+	}
+	for {
+		for done != nil && finished < chunks {
+			select {
+			case c := <-p.finished:
+				finish(c)
+				continue
+			default:
+			}
+			break
 		}
+		c := int(next.Add(1)) - 1
+		if c >= chunks {
+			break
+		}
+		for i := c * chunk; i < min(n, (c+1)*chunk); i++ {
+			fn(k, i)
+		}
+		if done != nil {
+			finish(c)
+		}
+	}
+	for done != nil && finished < chunks {
+		finish(<-p.finished)
 	}
 	wg.Wait()
 }

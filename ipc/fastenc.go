@@ -56,6 +56,10 @@ type plan struct {
 	emptyFn   func(v reflect.Value) bool
 	delegated bool
 	leaf      leafKind // scalars, encoded inline by their containers
+	// views, for world.EntityView, encodes entities in view through a
+	// SharedEncodings; viewsShared, for a slice of them, uses it.
+	views       *viewPlan
+	viewsShared func(b []byte, v reflect.Value, s *SharedEncodings) []byte
 }
 
 type leafKind uint8
@@ -282,10 +286,148 @@ func (e *fastEncoder) appendEmbedded(b []byte, m *ObservationMsg) ([]byte, error
 // encoding an observation. During a decision point the world does not change,
 // so a part met again at the same address encodes to the same bytes: call
 // Reset before the world changes again (and it keeps what it remembers alive
-// until then, so an address is not reused meanwhile). The zero value is ready
-// to use; it is not safe for concurrent use.
+// until then, so an address is not reused meanwhile).
+//
+// It also keeps the encoding of every entity in view (world.EntityView) by
+// name: the views of an entity in different observations differ only by
+// their distance, so an entity is encoded once and its bytes are copied
+// around the distance of each view. A kept encoding is used only for a view
+// equal to the one it was made from in every field but the distance (read
+// in full, pointers followed), so it is never stale; it lasts across
+// decision points while some observation sees the entity, and Reset drops
+// those no observation used since the previous Reset.
+//
+// The zero value is ready to use; it is not safe for concurrent use.
 type SharedEncodings struct {
-	m map[sharedKey][]byte
+	m     map[sharedKey][]byte
+	views map[string]*viewEncoding
+	gen   uint32 // counts Resets, to drop the views not used since the last
+	// viewHits and viewMisses count the entities encoded from a kept
+	// encoding and anew.
+	viewHits, viewMisses int
+}
+
+// viewEncoding is an entity's kept encoding: split is where its distance's
+// value goes, and view what it encodes (Distance aside).
+type viewEncoding struct {
+	view  world.EntityView
+	enc   []byte
+	split int
+	used  uint32 // the gen of the last use
+}
+
+// viewPlan encodes world.EntityView (whose fields are all read in place)
+// with its distance apart. fields are the struct plan's, in key order.
+type viewPlan struct {
+	fields []structField
+	dist   int // the index in fields of distance
+	// The struct's bytes before and after the distance: a view whose bytes
+	// are those of a kept one encodes alike.
+	before, after, size uintptr
+}
+
+// newViewPlan is the view plan of world.EntityView's fields, or nil if it has
+// no plain distance field.
+func newViewPlan(fields []structField) *viewPlan {
+	for i, f := range fields {
+		if string(f.key) == "\x68distance" && f.direct == directFloat64 && !f.omitEmpty {
+			return &viewPlan{fields: fields, dist: i, before: f.offset, after: f.offset + 8,
+				size: reflect.TypeFor[world.EntityView]().Size()}
+		}
+	}
+	return nil
+}
+
+// encodeSplit appends the entity at ptr without its distance's value, and
+// returns where that value goes.
+func (vp *viewPlan) encodeSplit(b []byte, ptr unsafe.Pointer) ([]byte, int) {
+	at, n, split := len(b), 0, 0
+	b = append(b, 0xa0) // fewer than 24 fields (allDirect)
+	for i := range vp.fields {
+		f := &vp.fields[i]
+		p := unsafe.Add(ptr, f.offset)
+		if f.omitEmpty && f.direct.emptyAt(p, f.n) {
+			continue
+		}
+		b = append(b, f.key...)
+		n++
+		if i == vp.dist {
+			split = len(b)
+			continue
+		}
+		b = f.direct.appendAt(b, p, f.n)
+	}
+	b[at] |= byte(n)
+	return b, split
+}
+
+// same reports whether the entities at a and b encode alike but for their
+// distance.
+func (vp *viewPlan) same(a, b unsafe.Pointer) bool {
+	// The same bytes (the usual case: the same entity seen again in the
+	// same state) mean the same text, numbers and pointers. A kept view's
+	// pointers are its own, so a view with pointers is compared field by
+	// field, as is one with other padding.
+	if unsafe.String((*byte)(a), vp.before) == unsafe.String((*byte)(b), vp.before) &&
+		unsafe.String((*byte)(unsafe.Add(a, vp.after)), vp.size-vp.after) == unsafe.String((*byte)(unsafe.Add(b, vp.after)), vp.size-vp.after) {
+		return true
+	}
+	for i := range vp.fields {
+		f := &vp.fields[i]
+		if i != vp.dist && !f.direct.sameAt(unsafe.Add(a, f.offset), unsafe.Add(b, f.offset), f.n) {
+			return false
+		}
+	}
+	return true
+}
+
+// own points the pointer fields of the entity at ptr to copies of their
+// own, so that a kept view does not change with the observation it came
+// from.
+func (vp *viewPlan) own(ptr unsafe.Pointer) {
+	for i := range vp.fields {
+		f := &vp.fields[i]
+		p := (*unsafe.Pointer)(unsafe.Add(ptr, f.offset))
+		switch {
+		case *p == nil:
+		case f.direct == directBoolPtr:
+			c := *(*bool)(*p)
+			*p = unsafe.Pointer(&c)
+		case f.direct == directFloat64Ptr:
+			c := *(*float64)(*p)
+			*p = unsafe.Pointer(&c)
+		}
+	}
+}
+
+// appendView appends the entity at ptr, from its kept encoding if it has
+// one.
+func (s *SharedEncodings) appendView(b []byte, vp *viewPlan, ptr unsafe.Pointer) []byte {
+	v := (*world.EntityView)(ptr)
+	e := s.views[v.Name]
+	if e == nil || !vp.same(unsafe.Pointer(&e.view), ptr) {
+		start := len(b)
+		var split int
+		b, split = vp.encodeSplit(b, ptr)
+		if e == nil {
+			if s.views == nil {
+				s.views = map[string]*viewEncoding{}
+			}
+			e = &viewEncoding{}
+			s.views[v.Name] = e
+		}
+		e.view = *v
+		vp.own(unsafe.Pointer(&e.view))
+		e.enc, e.split = append(e.enc[:0], b[start:]...), split-start
+		b = b[:start]
+		s.viewMisses++
+	} else {
+		s.viewHits++
+	}
+	e.used = s.gen
+	b = append(b, e.enc[:e.split]...)
+	b = appendFloat(b, v.Distance, true)
+	return append(b, e.enc[e.split:]...)
 }
 
 type sharedKey struct {
@@ -293,8 +435,17 @@ type sharedKey struct {
 	ptr   unsafe.Pointer // the map or the value pointed to
 }
 
-// Reset forgets every encoding.
-func (s *SharedEncodings) Reset() { clear(s.m) }
+// Reset forgets the encodings of the shared parts, and those of the entities
+// no observation saw since the previous Reset.
+func (s *SharedEncodings) Reset() {
+	clear(s.m)
+	for name, e := range s.views {
+		if e.used != s.gen {
+			delete(s.views, name)
+		}
+	}
+	s.gen++
+}
 
 // sharedFields are the fields of world.Observation that the world shares
 // between the observations of a decision point (maps or pointers).
@@ -419,6 +570,24 @@ func (e *fastEncoder) compile(t reflect.Type, building map[reflect.Type]*plan) *
 			}
 			p.emptyFn = func(v reflect.Value) bool { return v.Len() == 0 }
 			return p
+		}
+		if vp := elem.views; vp != nil && slice {
+			// Entities in view: each one's encoding is kept (see
+			// SharedEncodings) and reused for every observation that sees
+			// it, with its own distance.
+			size := t.Elem().Size()
+			p.viewsShared = func(b []byte, v reflect.Value, s *SharedEncodings) []byte {
+				if v.IsNil() {
+					return append(b, 0xf6)
+				}
+				n := v.Len()
+				b = appendHead(b, 0x80, uint64(n))
+				base := v.UnsafePointer()
+				for i := range n {
+					b = s.appendView(b, vp, unsafe.Add(base, uintptr(i)*size))
+				}
+				return b
+			}
 		}
 		p.fn = func(b []byte, v reflect.Value) ([]byte, error) {
 			if slice && v.IsNil() {
@@ -650,6 +819,36 @@ func (k directKind) emptyAt(ptr unsafe.Pointer, n int) bool {
 	return n == 0
 }
 
+// sameAt reports whether the direct fields at a and b encode alike (floats
+// by their bits: 0 and -0 encode apart).
+func (k directKind) sameAt(a, b unsafe.Pointer, n int) bool {
+	switch k {
+	case directString:
+		return *(*string)(a) == *(*string)(b)
+	case directFloat64:
+		return math.Float64bits(*(*float64)(a)) == math.Float64bits(*(*float64)(b))
+	case directInt:
+		return *(*int)(a) == *(*int)(b)
+	case directBool:
+		return *(*bool)(a) == *(*bool)(b)
+	case directBoolPtr, directFloat64Ptr:
+		pa, pb := *(*unsafe.Pointer)(a), *(*unsafe.Pointer)(b)
+		switch {
+		case pa == nil || pb == nil:
+			return pa == pb
+		case k == directBoolPtr:
+			return *(*bool)(pa) == *(*bool)(pb)
+		}
+		return directFloat64.sameAt(pa, pb, 0)
+	}
+	for i := range n {
+		if !directFloat64.sameAt(unsafe.Add(a, 8*i), unsafe.Add(b, 8*i), 0) {
+			return false
+		}
+	}
+	return true
+}
+
 func (k directKind) appendAt(b []byte, ptr unsafe.Pointer, n int) []byte {
 	switch k {
 	case directString:
@@ -753,6 +952,9 @@ func (e *fastEncoder) compileStruct(p *plan, t reflect.Type, building map[reflec
 		allOmitEmpty = allOmitEmpty && f.omitEmpty
 		allDirect = allDirect && f.direct != notDirect
 	}
+	if t == reflect.TypeFor[world.EntityView]() && allDirect {
+		p.views = newViewPlan(fields)
+	}
 	p.fnShared = func(b []byte, v reflect.Value, sh *SharedEncodings) ([]byte, error) {
 		// An addressable struct (in a slice, behind a pointer) has its
 		// plain fields read in place.
@@ -806,6 +1008,10 @@ func (e *fastEncoder) compileStruct(p *plan, t reflect.Type, building map[reflec
 				continue
 			}
 			fv := v.Field(f.index)
+			if sh != nil && f.plan.viewsShared != nil {
+				b = f.plan.viewsShared(b, fv, sh)
+				continue
+			}
 			if sh != nil && f.shared && !fv.IsNil() {
 				k := sharedKey{f.index, fv.UnsafePointer()}
 				if enc, ok := sh.m[k]; ok {

@@ -599,3 +599,166 @@ func TestSharedEncodings(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedEncodingsOfEntities: entities in view encoded once and copied
+// around each view's distance give the same frames as the plain encoder,
+// over whole episodes of the built-in scenarios whose entities move, change
+// and come and go (crafting: stations in use; team capture: capture points
+// and teammates; foraging: resources collected), with Reset after every
+// decision point as the server does.
+func TestSharedEncodingsOfEntities(t *testing.T) {
+	c, err := NewCodec(Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame := func(o *world.Observation, sh *SharedEncodings) []byte {
+		t.Helper()
+		f, err := c.marshalFrame(ObservationMsg{Type: "observation", Tick: o.Tick, Observation: o, OmitAgentIDs: true, Shared: sh})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer releaseFrame(f)
+		return bytes.Clone(f)
+	}
+	for _, name := range []string{"foraging", "crafting", "team_capture"} {
+		t.Run(name, func(t *testing.T) {
+			sc, err := scenarios.Load(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, err := sc.NewWorld(scenarios.Options{Seed: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctrls := engine.Controllers{}
+			for _, a := range w.Agents() {
+				b, err := bots.New(sc.Agents.Bot, bots.Info{AgentID: a.ID, Seed: 3, Bounds: w.Bounds(), Rules: w.Rules()})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctrls[a.ID] = b
+			}
+			var sh SharedEncodings
+			r := &engine.Runner{World: w, Controllers: ctrls, MaxTicks: 150, OnObserve: func(tick int, obs []*world.Observation) {
+				for _, o := range obs {
+					if o != nil {
+						if want, got := frame(o, nil), frame(o, &sh); !bytes.Equal(want, got) {
+							t.Fatalf("tick %d, %s: with shared encodings:\n%x\nwithout:\n%x", tick, o.AgentID, got, want)
+						}
+					}
+				}
+				sh.Reset()
+			}}
+			if _, err := r.Run(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%d ticks: %d entities in view from a kept encoding, %d encoded anew", w.Tick(), sh.viewHits, sh.viewMisses)
+			if sh.viewHits < 2*sh.viewMisses {
+				t.Fatalf("%d entities in view from a kept encoding, %d encoded anew", sh.viewHits, sh.viewMisses)
+			}
+		})
+	}
+}
+
+// TestSharedEncodingsOfEntitiesCompareEveryField: a kept entity encoding is
+// used only for a view that encodes alike but for its distance: every other
+// field changed, a pointer's value changed after the encoding was kept, and
+// 0 against -0, are each encoded anew.
+func TestSharedEncodingsOfEntitiesCompareEveryField(t *testing.T) {
+	c, err := NewCodec(Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame := func(o *world.Observation, sh *SharedEncodings) []byte {
+		t.Helper()
+		f, err := c.marshalFrame(ObservationMsg{Type: "observation", Tick: o.Tick, Observation: o, OmitAgentIDs: true, Shared: sh})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer releaseFrame(f)
+		return bytes.Clone(f)
+	}
+	base := *realObservations(t)[0]
+	yes, no, half, zero := true, false, 0.5, 0.0
+	e := world.EntityView{Name: "E1", Type: "station", StationType: "workbench", Position: world.Vec3{1.25, 0, -3.5},
+		Distance: 2.5, InUse: &no}
+	variants := map[string]func(v *world.EntityView){
+		"same":          func(v *world.EntityView) {},
+		"distance":      func(v *world.EntityView) { v.Distance = 7.25 },
+		"type":          func(v *world.EntityView) { v.Type = "resource" },
+		"resource_type": func(v *world.EntityView) { v.ResourceType = "wood" },
+		"station_type":  func(v *world.EntityView) { v.StationType = "forge" },
+		"hazard_type":   func(v *world.EntityView) { v.HazardType = "fire" },
+		"obstacle_type": func(v *world.EntityView) { v.ObstacleType = "rock" },
+		"position":      func(v *world.EntityView) { v.Position[2] = -3.25 },
+		"position -0":   func(v *world.EntityView) { v.Position[1] = math.Copysign(0, -1) },
+		"in_use":        func(v *world.EntityView) { v.InUse = &yes },
+		"in_use nil":    func(v *world.EntityView) { v.InUse = nil },
+		"radius":        func(v *world.EntityView) { v.Radius = 1.5 },
+		"entry_damage":  func(v *world.EntityView) { v.EntryDamage = 3 },
+		"dps":           func(v *world.EntityView) { v.DamagePerSecond = 4 },
+		"amount":        func(v *world.EntityView) { v.Amount = 5 },
+		"team":          func(v *world.EntityView) { v.Team = "red" },
+		"health":        func(v *world.EntityView) { v.Health = 90 },
+		"action":        func(v *world.EntityView) { v.Action = "moving" },
+		"owner":         func(v *world.EntityView) { v.Owner = "blue" },
+		"progress":      func(v *world.EntityView) { v.Progress = &half },
+		"progress 0":    func(v *world.EntityView) { v.Progress = &zero },
+		"capturing":     func(v *world.EntityView) { v.Capturing = "red" },
+		"contested":     func(v *world.EntityView) { v.Contested = true },
+	}
+	// Every field of EntityView but the name is changed by a variant (a new
+	// field needs one).
+	if n := reflect.TypeFor[world.EntityView]().NumField(); n-1 != len(variants)-4 {
+		t.Fatalf("EntityView has %d fields, the variants change %d", n, len(variants)-4)
+	}
+	var sh SharedEncodings
+	// Views without pointers are compared by their bytes first, those with
+	// field by field.
+	noPointers := e
+	noPointers.InUse = nil
+	for name, change := range variants {
+		for _, first := range []bool{true, false} { // the variant kept, or the original
+			for _, e := range []world.EntityView{e, noPointers} {
+				sh.Reset()
+				sh.Reset() // nothing kept
+				o1, o2 := base, base
+				v1, v2 := e, e
+				change(&v2)
+				if !first {
+					v1, v2 = v2, v1
+				}
+				o1.NearbyStations, o2.NearbyStations = []world.EntityView{v1}, []world.EntityView{v2}
+				frame(&o1, &sh)
+				if want, got := frame(&o2, nil), frame(&o2, &sh); !bytes.Equal(want, got) {
+					t.Fatalf("%s (first %v, in_use %v): with shared encodings:\n%x\nwithout:\n%x", name, first, e.InUse, got, want)
+				}
+			}
+		}
+	}
+	// The value behind a pointer changes after the encoding is kept.
+	sh.Reset()
+	inUse := false
+	o1, o2 := base, base
+	v1, v2 := e, e
+	v1.InUse, v2.InUse = &inUse, &yes
+	v1.Name, v2.Name = "P1", "P1" // not kept yet
+	o1.NearbyStations, o2.NearbyStations = []world.EntityView{v1}, []world.EntityView{v2}
+	frame(&o1, &sh)
+	inUse = true
+	if want, got := frame(&o2, nil), frame(&o2, &sh); !bytes.Equal(want, got) {
+		t.Fatalf("pointer changed: with shared encodings:\n%x\nwithout:\n%x", got, want)
+	}
+	// Reset drops what no observation used since the previous one.
+	if len(sh.views) == 0 {
+		t.Fatal("no entity encoding kept")
+	}
+	sh.Reset()
+	if len(sh.views) == 0 {
+		t.Fatal("an entity seen since the last Reset was dropped")
+	}
+	sh.Reset()
+	if len(sh.views) != 0 {
+		t.Fatalf("%d entity encodings kept after two Resets without use", len(sh.views))
+	}
+}
