@@ -32,7 +32,7 @@ func cmdBench(ctx context.Context, args []string, stdout io.Writer) error {
 	tickRate := fs.Float64("tick-rate", 10, "--soak: ticks per second")
 	churn := fs.Float64("churn", 0.01, "--soak: the chance per second that a client drops its connection (it comes back 0.1 to 2 s later)")
 	repeat := fs.Int("repeat", 1, "--ipc: measure this many pairs of a lockstep and an echo run, alternating which goes first, and print each pair's ratios and the medians")
-	cpuProfile := fs.String("cpuprofile", "", "--ipc: write a CPU profile of the measured part of each run to this file, with -lockstep-N or -echo-N before its extension (N counts the pairs from 1)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run's ticks to this file; with --ipc, of the measured part of each run, with -lockstep-N or -echo-N before its extension (N counts the pairs from 1)")
 	memProfile := fs.String("memprofile", "", "write heap profiles (after a GC) at the first tenth of the run and at its end to this file, with -early or -end before its extension; `go tool pprof -base FILE-early FILE-end` shows what grew")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -52,7 +52,7 @@ func cmdBench(ctx context.Context, args []string, stdout io.Writer) error {
 		})
 		return benchIPC(ctx, stdout, n, *ticks, *seed, max(*repeat, 1), *cpuProfile, *asJSON)
 	}
-	r, err := benchWorld(ctx, benchworld.Options{Seed: *seed, Agents: *agents, Size: *size}, *ticks, *workers, *memProfile)
+	r, err := benchWorld(ctx, benchworld.Options{Seed: *seed, Agents: *agents, Size: *size}, *ticks, *workers, benchProfiles{CPU: *cpuProfile, Mem: *memProfile})
 	if err != nil {
 		return err
 	}
@@ -111,6 +111,9 @@ type worldBench struct {
 	EndReason string `json:"end_reason"`
 }
 
+// benchProfiles names the files of a world bench's profiles ("": none).
+type benchProfiles struct{ CPU, Mem string }
+
 // heapSample is the live heap per agent after the tick Tick.
 type heapSample struct {
 	Tick          int     `json:"tick"`
@@ -118,9 +121,10 @@ type heapSample struct {
 }
 
 // benchWorld builds the bench world and runs its foragers for ticks ticks.
-// With memProfile set, it writes heap profiles at the early sample and at the
-// end (see the --memprofile flag).
-func benchWorld(ctx context.Context, opt benchworld.Options, ticks, workers int, memProfile string) (*worldBench, error) {
+// It writes the profiles asked for (see the --cpuprofile and --memprofile
+// flags).
+func benchWorld(ctx context.Context, opt benchworld.Options, ticks, workers int, prof benchProfiles) (*worldBench, error) {
+	memProfile := prof.Mem
 	liveHeap := func() uint64 {
 		var m runtime.MemStats
 		runtime.GC()
@@ -172,8 +176,21 @@ func benchWorld(ctx context.Context, opt benchworld.Options, ticks, workers int,
 	}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
+	if prof.CPU != "" {
+		f, err := os.Create(prof.CPU)
+		if err != nil {
+			return nil, fmt.Errorf("cpu profile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return nil, fmt.Errorf("cpu profile %s: %w", prof.CPU, err)
+		}
+	}
 	start = time.Now()
 	out, err := r.Run(ctx)
+	if prof.CPU != "" {
+		pprof.StopCPUProfile()
+	}
 	if err != nil {
 		return nil, err
 	}

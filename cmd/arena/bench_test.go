@@ -48,10 +48,11 @@ func TestBenchIPCRepeat(t *testing.T) {
 }
 
 // TestBenchHeapSamplesAndProfiles: the live heap is sampled at every tenth of
-// the run, and --memprofile writes the early and the end heap profiles.
+// the run, --memprofile writes the early and the end heap profiles and
+// --cpuprofile a CPU profile.
 func TestBenchHeapSamplesAndProfiles(t *testing.T) {
 	prof := filepath.Join(t.TempDir(), "heap.pprof")
-	out, _, err := arena(t, "bench", "--agents", "20", "--size", "48", "--ticks", "40", "--workers", "1", "--json", "--memprofile", prof)
+	out, _, err := arena(t, "bench", "--agents", "20", "--size", "48", "--ticks", "40", "--workers", "1", "--json", "--memprofile", prof, "--cpuprofile", filepath.Join(filepath.Dir(prof), "cpu.pprof"))
 	require.NoError(t, err)
 	var r struct {
 		Ticks     int     `json:"ticks"`
@@ -73,7 +74,7 @@ func TestBenchHeapSamplesAndProfiles(t *testing.T) {
 	require.Equal(t, r.EarlyTick, r.LiveHeap[0].Tick)
 	require.Equal(t, r.Early, r.LiveHeap[0].Bytes)
 	require.Equal(t, r.End, r.LiveHeap[9].Bytes)
-	for _, name := range []string{"heap-early.pprof", "heap-end.pprof"} {
+	for _, name := range []string{"heap-early.pprof", "heap-end.pprof", "cpu.pprof"} {
 		// A profile is a gzipped protocol buffer.
 		f, err := os.Open(filepath.Join(filepath.Dir(prof), name))
 		require.NoError(t, err)
