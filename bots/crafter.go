@@ -27,9 +27,9 @@ type Crafter struct {
 	resourceMemory
 	stations  []knownStation // stations seen or scanned, in the order first seen
 	failure   failureMemo
-	avoid     map[string]int // resource or station name → tick until which it is skipped
-	goal      world.Vec3     // where the current move_to leads
-	goalFor   string         // "resource:<name>", "station:<name>", "wait:<name>", "explore" or "flee"
+	avoid     avoidList  // resources and stations skipped for now
+	goal      world.Vec3 // where the current move_to leads
+	goalFor   string     // "resource:<name>", "station:<name>", "wait:<name>", "explore" or "flee"
 	moving    bool
 	acted     string // the resource collected or station crafted at by the last decision
 	nextQuery int    // first tick at which a query_world may be sent again
@@ -55,7 +55,7 @@ const waitMargin = 1.5
 
 // NewCrafter creates a crafter for one agent.
 func NewCrafter(info Info) *Crafter {
-	return &Crafter{explorer: newExplorer(info, botRand(info)), avoid: map[string]int{}}
+	return &Crafter{explorer: newExplorer(info, botRand(info)), avoid: avoidList{}}
 }
 
 func (c *Crafter) move(to world.Vec3, why, reason string) world.Decision {
@@ -63,10 +63,7 @@ func (c *Crafter) move(to world.Vec3, why, reason string) world.Decision {
 	return moveTo(to, reason)
 }
 
-func (c *Crafter) avoided(name string, tick int) bool {
-	until, ok := c.avoid[name]
-	return ok && tick < until
-}
+func (c *Crafter) avoided(name string, tick int) bool { return c.avoid.avoided(name, tick) }
 
 // Decide implements Bot.
 func (c *Crafter) Decide(_ context.Context, obs *world.Observation) world.Decision {
@@ -240,7 +237,7 @@ func (c *Crafter) onFailure(r *world.ActionResult, obs *world.Observation) *worl
 		return nil
 	case "craft":
 		if (r.ErrorCode == world.CodeNotFound || r.ErrorCode == world.CodeNotAllowed) && acted != "" {
-			c.avoid[acted] = obs.Tick + 100
+			c.avoid.skip(acted, obs.Tick)
 		}
 		return nil // BUSY: the station shows in_use from now on
 	}
@@ -264,12 +261,12 @@ func (c *Crafter) onFailure(r *world.ActionResult, obs *world.Observation) *worl
 	case "explore":
 		c.markCell(goal)
 	case "resource":
-		c.avoid[name] = obs.Tick + 100
+		c.avoid.skip(name, obs.Tick)
 	case "station", "wait":
 		// Only a station that cannot be reached is skipped; a move that got
 		// stuck near one was blocked by the agents around it.
 		if reachable {
-			c.avoid[name] = obs.Tick + 100
+			c.avoid.skip(name, obs.Tick)
 		}
 	}
 	if !reachable && r.ErrorCode == world.CodeNoPath && kind != "sidestep" {

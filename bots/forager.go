@@ -12,17 +12,17 @@ import (
 // sees nothing to collect.
 type Forager struct {
 	explorer
-	resourceMemory                // resources seen before, at most maxKnown
-	failure        failureMemo    // the last failure already acted on
-	avoid          map[string]int // resource name → tick until which it is skipped
-	goal           world.Vec3     // where the current move_to leads
-	goalFor        string         // resource name, "explore" or "flee"
+	resourceMemory             // resources seen before, at most maxKnown
+	failure        failureMemo // the last failure already acted on
+	avoid          avoidList   // resources skipped for now
+	goal           world.Vec3  // where the current move_to leads
+	goalFor        string      // resource name, "explore" or "flee"
 	moving         bool
 }
 
 // NewForager creates a forager for one agent.
 func NewForager(info Info) *Forager {
-	return &Forager{explorer: newExplorer(info, botRand(info)), avoid: map[string]int{}}
+	return &Forager{explorer: newExplorer(info, botRand(info)), avoid: avoidList{}}
 }
 
 func (f *Forager) move(to world.Vec3, why, reason string) world.Decision {
@@ -114,15 +114,12 @@ func (f *Forager) onFailure(r *world.ActionResult, obs *world.Observation) *worl
 	if goalFor == "explore" {
 		f.markCell(goal)
 	} else {
-		f.avoid[goalFor] = obs.Tick + 100
+		f.avoid.skip(goalFor, obs.Tick)
 	}
 	return nil
 }
 
-func (f *Forager) avoided(name string, tick int) bool {
-	until, ok := f.avoid[name]
-	return ok && tick < until
-}
+func (f *Forager) avoided(name string, tick int) bool { return f.avoid.avoided(name, tick) }
 
 // pickResource chooses the nearest remembered resource (visible ones are
 // remembered too) that no visible agent is clearly closer to; ties go by name.

@@ -198,6 +198,31 @@ type knownResource struct {
 
 // resourceMemory remembers resources seen (or scanned) before, in the order
 // they were first seen.
+// avoidList holds the names of things a bot skips for a while (avoidTicks)
+// after failing to reach or use them, by the tick until which it skips each.
+// It drops the names whose time is up as it adds others, so it holds no more
+// than the failures of the last avoidTicks ticks, however long the run.
+type avoidList map[string]int
+
+// avoidTicks is how long a bot skips what it failed to reach or use.
+const avoidTicks = 100
+
+// skip skips name from tick for avoidTicks ticks.
+func (l avoidList) skip(name string, tick int) {
+	for n, until := range l {
+		if until <= tick {
+			delete(l, n)
+		}
+	}
+	l[name] = tick + avoidTicks
+}
+
+// avoided reports whether name is skipped at tick.
+func (l avoidList) avoided(name string, tick int) bool {
+	until, ok := l[name]
+	return ok && tick < until
+}
+
 type resourceMemory struct {
 	known []knownResource
 }

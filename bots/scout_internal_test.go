@@ -1,6 +1,7 @@
 package bots
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -61,4 +62,24 @@ func TestExplorerOnASmallWorldVisitsEveryCell(t *testing.T) {
 		visited[[2]int{cx, cz}] = true
 	}
 	require.Len(t, visited, 12*8-1, "every cell but the first")
+}
+
+// TestAvoidListForgetsWhatItNoLongerSkips: a name is skipped for avoidTicks
+// ticks from its failure, and a bot failing on a new name every tick for a
+// long run holds only the names of the last avoidTicks ticks.
+func TestAvoidListForgetsWhatItNoLongerSkips(t *testing.T) {
+	l := avoidList{}
+	l.skip("r1", 10)
+	require.True(t, l.avoided("r1", 10))
+	require.True(t, l.avoided("r1", 10+avoidTicks-1))
+	require.False(t, l.avoided("r1", 10+avoidTicks))
+	require.False(t, l.avoided("r2", 10))
+	for tick := range 20 * avoidTicks {
+		l.skip(fmt.Sprintf("r%d", tick), tick)
+		require.LessOrEqual(t, len(l), avoidTicks)
+	}
+	last := 20*avoidTicks - 1
+	for tick := last - avoidTicks + 1; tick <= last; tick++ {
+		require.True(t, l.avoided(fmt.Sprintf("r%d", tick), last), tick)
+	}
 }

@@ -52,9 +52,6 @@ type Observation struct {
 	VariablesText string         `json:"variables_text,omitempty"`
 
 	lastResult ActionResult // storage behind LastActionResult
-	// agentKeys is the scratch of the agents in view: the observation's own,
-	// so that observations of different agents may be built concurrently.
-	agentKeys []uint64
 }
 
 // EntityView is one entity as an agent sees it. Name is the id tools take; Type is

@@ -23,6 +23,13 @@ type viewer struct {
 	agentKeys []uint64
 }
 
+// observeScratch is the scratch of one goroutine's observations: one per
+// Worker, and the world's own.
+type observeScratch struct {
+	cands     []cand
+	agentKeys []uint64
+}
+
 // cand is an entity found within range, sorted before its view is built so
 // that the (large) views are never moved by the sort.
 type cand struct {
@@ -411,13 +418,13 @@ func (w *World) Observe(a *Agent) *Observation {
 // and line of sight, its own inventory, messages and results. Call it on the
 // tick goroutine; Worker.ObserveInto builds observations on others.
 func (w *World) ObserveInto(a *Agent, obs *Observation) {
-	w.observeInto(a, obs, &w.cands, true)
+	w.observeInto(a, obs, &w.observeScratch, true)
 }
 
 // observeInto builds the observation with cands as the viewer's scratch. With
 // components false it leaves out what reads the components (their sections,
 // objective progress and score): FinishObserve adds those.
-func (w *World) observeInto(a *Agent, obs *Observation, cands *[]cand, components bool) {
+func (w *World) observeInto(a *Agent, obs *Observation, sc *observeScratch, components bool) {
 	obs.Tick = w.tick
 	obs.AgentID = a.ID
 	obs.Team = a.Team
@@ -449,8 +456,8 @@ func (w *World) observeInto(a *Agent, obs *Observation, cands *[]cand, component
 	obs.CapturePoints = obs.CapturePoints[:0]
 	obs.Teammates = obs.Teammates[:0]
 	if a.Alive {
-		v := viewer{w: w, self: a, radius: w.rules.PerceptionRadius, sight: true, cands: (*cands)[:0],
-			maxAgents: w.rules.MaxNearbyAgents, agentKeys: obs.agentKeys[:0]}
+		v := viewer{w: w, self: a, radius: w.rules.PerceptionRadius, sight: true, cands: sc.cands[:0],
+			maxAgents: w.rules.MaxNearbyAgents, agentKeys: sc.agentKeys[:0]}
 		obs.NearbyResources = v.resources(obs.NearbyResources)
 		obs.NearbyStations = v.stations(obs.NearbyStations)
 		obs.NearbyHazards = v.hazards(obs.NearbyHazards)
@@ -460,7 +467,7 @@ func (w *World) observeInto(a *Agent, obs *Observation, cands *[]cand, component
 		all := viewer{w: w, self: a, radius: math.Inf(1)}
 		obs.CapturePoints = all.capturePoints(obs.CapturePoints)
 		obs.Teammates = v.teammates(obs.Teammates)
-		*cands, obs.agentKeys = v.cands, v.agentKeys
+		sc.cands, sc.agentKeys = v.cands, v.agentKeys
 	}
 	if w.capture != nil && a.Alive {
 		if obs.TeamScores == nil {

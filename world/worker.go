@@ -16,7 +16,7 @@ import "github.com/arena-sim/arena/nav"
 // What a Worker builds is exactly what the tick goroutine would have built.
 type Worker struct {
 	w       *World
-	cands   []cand
+	scratch observeScratch
 	planner *nav.Planner // a fork of the world's, made on first use
 }
 
@@ -60,7 +60,7 @@ func (w *World) ObservesWhole() bool { return len(w.components) == 0 }
 // out their sections, objective progress and score: call FinishObserve for
 // those on the tick goroutine.
 func (k *Worker) ObserveInto(a *Agent, obs *Observation) {
-	k.w.observeInto(a, obs, &k.cands, k.w.ObservesWhole())
+	k.w.observeInto(a, obs, &k.scratch, k.w.ObservesWhole())
 }
 
 // PlanMove plans ahead, without changing the world, the path that MoveTo(a,

@@ -61,21 +61,21 @@ type World struct {
 	components []Component
 	capture    *captureGame // nil without capture rules
 
-	recipeCache   map[string]RecipeView
-	cands         []cand // scratch for observations
-	respawns      respawnHeap
-	respawnDue    []int32
-	agentByRank   []int32 // agent indices in the order of ids
-	metricNames   []string
-	objectiveView Objective // what observations show
-	sightSums     []int32   // summed-area table of the sight grid
-	rosterIDs     []string
-	bodyBuf       []body   // scratch for collision
-	recipientBuf  []*Agent // scratch for message delivery
-	recipientIdx  []int32
-	tagBuf        []shapeTag
-	grid          bodyGrid // collision's broad phase
-	rosterDirty   bool
+	recipeCache    map[string]RecipeView
+	observeScratch observeScratch
+	respawns       respawnHeap
+	respawnDue     []int32
+	agentByRank    []int32 // agent indices in the order of ids
+	metricNames    []string
+	objectiveView  Objective // what observations show
+	sightSums      []int32   // summed-area table of the sight grid
+	rosterIDs      []string
+	bodyBuf        []body   // scratch for collision
+	recipientBuf   []*Agent // scratch for message delivery
+	recipientIdx   []int32
+	tagBuf         []shapeTag
+	grid           bodyGrid // collision's broad phase
+	rosterDirty    bool
 }
 
 type entityKind uint8
