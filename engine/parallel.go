@@ -109,6 +109,17 @@ func (p *pool) run(n int, fn func(k *world.Worker, i int), done func(lo, hi int)
 		p.finished = make(chan int, chunks)
 	}
 	var next atomic.Int64
+	// work runs the next chunk on k and returns it, or -1 once none is left.
+	work := func(k *world.Worker) int {
+		c := int(next.Add(1)) - 1
+		if c >= chunks {
+			return -1
+		}
+		for i := c * chunk; i < min(n, (c+1)*chunk); i++ {
+			fn(k, i)
+		}
+		return c
+	}
 	var wg sync.WaitGroup
 	for _, k := range p.workers[1:min(len(p.workers), chunks)] {
 		wg.Go(func() {
@@ -116,41 +127,31 @@ func (p *pool) run(n int, fn func(k *world.Worker, i int), done func(lo, hi int)
 			// goroutine's (go tool pprof -tagfocus tick=worker).
 			defer pprof.SetGoroutineLabels(context.Background())
 			pprof.SetGoroutineLabels(workerLabels)
-			for {
-				c := int(next.Add(1)) - 1
-				if c >= chunks {
-					return
-				}
-				for i := c * chunk; i < min(n, (c+1)*chunk); i++ {
-					fn(k, i)
-				}
+			for c := work(k); c >= 0; c = work(k) {
 				if done != nil {
 					p.finished <- c
 				}
 			}
 		})
 	}
-	k, finished := p.workers[0], 0
+	finished := 0
 	finish := func(c int) {
 		done(c*chunk, min(n, (c+1)*chunk))
 		finished++
 	}
 	for {
-		for done != nil && finished < chunks {
+		// Finish what the others completed meanwhile, then take a chunk.
+		for drained := false; done != nil && !drained && finished < chunks; {
 			select {
 			case c := <-p.finished:
 				finish(c)
-				continue
 			default:
+				drained = true
 			}
-			break
 		}
-		c := int(next.Add(1)) - 1
-		if c >= chunks {
+		c := work(p.workers[0])
+		if c < 0 {
 			break
-		}
-		for i := c * chunk; i < min(n, (c+1)*chunk); i++ {
-			fn(k, i)
 		}
 		if done != nil {
 			finish(c)

@@ -600,18 +600,14 @@ func TestSharedEncodings(t *testing.T) {
 	}
 }
 
-// TestSharedEncodingsOfEntities: entities in view encoded once and copied
-// around each view's distance give the same frames as the plain encoder,
-// over whole episodes of the built-in scenarios whose entities move, change
-// and come and go (crafting: stations in use; team capture: capture points
-// and teammates; foraging: resources collected), with Reset after every
-// decision point as the server does.
-func TestSharedEncodingsOfEntities(t *testing.T) {
+// observationFrames returns a function that encodes an observation's frame,
+// with sh (nil: none).
+func observationFrames(t *testing.T) func(o *world.Observation, sh *SharedEncodings) []byte {
 	c, err := NewCodec(Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	frame := func(o *world.Observation, sh *SharedEncodings) []byte {
+	return func(o *world.Observation, sh *SharedEncodings) []byte {
 		t.Helper()
 		f, err := c.marshalFrame(ObservationMsg{Type: "observation", Tick: o.Tick, Observation: o, OmitAgentIDs: true, Shared: sh})
 		if err != nil {
@@ -620,6 +616,16 @@ func TestSharedEncodingsOfEntities(t *testing.T) {
 		defer releaseFrame(f)
 		return bytes.Clone(f)
 	}
+}
+
+// TestSharedEncodingsOfEntities: entities in view encoded once and copied
+// around each view's distance give the same frames as the plain encoder,
+// over whole episodes of the built-in scenarios whose entities move, change
+// and come and go (crafting: stations in use; team capture: capture points
+// and teammates; foraging: resources collected), with Reset after every
+// decision point as the server does.
+func TestSharedEncodingsOfEntities(t *testing.T) {
+	frame := observationFrames(t)
 	for _, name := range []string{"foraging", "crafting", "team_capture"} {
 		t.Run(name, func(t *testing.T) {
 			sc, err := scenarios.Load(name)
@@ -665,19 +671,7 @@ func TestSharedEncodingsOfEntities(t *testing.T) {
 // field changed, a pointer's value changed after the encoding was kept, and
 // 0 against -0, are each encoded anew.
 func TestSharedEncodingsOfEntitiesCompareEveryField(t *testing.T) {
-	c, err := NewCodec(Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	frame := func(o *world.Observation, sh *SharedEncodings) []byte {
-		t.Helper()
-		f, err := c.marshalFrame(ObservationMsg{Type: "observation", Tick: o.Tick, Observation: o, OmitAgentIDs: true, Shared: sh})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer releaseFrame(f)
-		return bytes.Clone(f)
-	}
+	frame := observationFrames(t)
 	base := *realObservations(t)[0]
 	yes, no, half, zero := true, false, 0.5, 0.0
 	e := world.EntityView{Name: "E1", Type: "station", StationType: "workbench", Position: world.Vec3{1.25, 0, -3.5},
