@@ -421,7 +421,7 @@ func (w *World) ObserveInto(a *Agent, obs *Observation) {
 	w.observeInto(a, obs, &w.observeScratch, true)
 }
 
-// observeInto builds the observation with cands as the viewer's scratch. With
+// observeInto builds the observation with sc as the viewer's scratch. With
 // components false it leaves out what reads the components (their sections,
 // objective progress and score): FinishObserve adds those.
 func (w *World) observeInto(a *Agent, obs *Observation, sc *observeScratch, components bool) {
