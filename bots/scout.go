@@ -196,8 +196,6 @@ type knownResource struct {
 	pos  world.Vec3
 }
 
-// resourceMemory remembers resources seen (or scanned) before, in the order
-// they were first seen.
 // avoidList holds the names of things a bot skips for a while (avoidTicks)
 // after failing to reach or use them, by the tick until which it skips each.
 // It drops the names whose time is up as it adds others, so it holds no more
@@ -223,6 +221,8 @@ func (l avoidList) avoided(name string, tick int) bool {
 	return ok && tick < until
 }
 
+// resourceMemory remembers resources seen (or scanned) before, in the order
+// they were first seen.
 type resourceMemory struct {
 	known []knownResource
 }
