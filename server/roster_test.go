@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -81,7 +83,11 @@ func rosterClient(t *testing.T, dial func() *client, i int, plan rosterPlan, rej
 	id := fmt.Sprintf("agent_%03d", i+1)
 	log := rosterLog{}
 	var roster ipc.Roster
-	episode, moved, decidedIn := 0, 0, 0 // moved: the episode of the last first decision; decidedIn: of the last decision
+	// moved: the episode of the last first decision; ended: the last
+	// episode whose end was read; decidedAt: by tick, the episode of the
+	// last decision for that tick.
+	episode, moved, ended := 0, 0, 0
+	decidedAt := map[int]int{}
 	var c *client
 	connect := func() {
 		for {
@@ -141,21 +147,45 @@ func rosterClient(t *testing.T, dial func() *client, i int, plan rosterPlan, rej
 			}
 			d := dyingMove(i, moved != episode)
 			moved = episode
-			c.send(map[string]any{"type": "decision", "tick": msg.Tick, "tool": d.Tool, "params": d.Params})
-			decidedIn = episode
+			b, err := cbor.Marshal(map[string]any{"type": "decision", "tick": msg.Tick, "tool": d.Tool, "params": d.Params})
+			require.NoError(t, err)
+			// In real time a slow reader may answer after the last episode
+			// ended and the server hung up; what it sent before is still
+			// there to read.
+			if err := ipc.WriteFrame(c.nc, b); err != nil && !plan.realtime {
+				t.Errorf("%s: %v", id, err)
+			}
+			decidedAt[msg.Tick] = episode
 		case "episode_end":
 			if m["final"] == true {
 				return log
 			}
+			ended = episode
 		case "error":
 			// In real time a decision may arrive after the agent died, or (a slow
-			// reader's) after its episode ended and the next began.
-			late := m["code"] == ipc.CodeUnknownTick && episode > decidedIn
+			// reader's) after its episode ended: the error then follows the
+			// episode's end, and perhaps decisions of the next episode.
+			late := false
+			if n, ok := errorTick(m); ok && m["code"] == ipc.CodeUnknownTick {
+				e, sent := decidedAt[n]
+				late = sent && ended >= e
+			}
 			if !(plan.realtime && (m["code"] == world.CodeDead || late)) {
 				t.Errorf("%s: %v", id, m)
 			}
 		}
 	}
+}
+
+// errorTick is the tick an error message is about ("... tick 21 ...").
+func errorTick(m map[string]any) (int, bool) {
+	msg, _ := m["message"].(string)
+	sub := regexp.MustCompile(`tick (\d+)`).FindStringSubmatch(msg)
+	if sub == nil {
+		return 0, false
+	}
+	n, err := strconv.Atoi(sub[1])
+	return n, err == nil
 }
 
 // TestRosterIsSentAsChanges: clients that keep the roster from welcome,
