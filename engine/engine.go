@@ -36,16 +36,6 @@ type Streamer interface {
 	Observed(tick, i int, obs *world.Observation)
 }
 
-// ConcurrentStreamer is a Streamer whose Observed may run on the workers,
-// for different agents at the same time, right after each observation is
-// built, so that encoding and sending them is shared out too. It is used
-// when no component has to finish the observations first
-// (world.ObservesWhole).
-type ConcurrentStreamer interface {
-	Streamer
-	StreamsConcurrently() bool
-}
-
 // ConcurrentController is a Controller whose Decide may run on any goroutine
 // at the same time as other agents' controllers, because it reads only its
 // observation and its own state and draws any randomness from a stream of its

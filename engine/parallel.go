@@ -23,9 +23,7 @@ import (
 //     controllers and plan ahead the paths of their move_to decisions
 //     (tools.Registry.Prepare);
 //  3. the tick goroutine finishes each chunk as it completes (component
-//     sections, streaming to a Gatherer; a ConcurrentStreamer is handed
-//     each observation on its worker instead, when no component finishes
-//     it), then gathers the other decisions,
+//     sections, streaming to a Gatherer), then gathers the other decisions,
 //     and workers plan ahead the paths those need;
 //  4. the tick goroutine applies every decision in the seeded order.
 //
@@ -222,13 +220,9 @@ func (r *Runner) decideParallel(ctx context.Context, tick int) error {
 			p.prepared[i] = true
 		}
 	}
-	// A concurrent streamer is handed each observation on the worker that
-	// built it; another, on this goroutine as chunks complete.
-	cs, _ := g.(ConcurrentStreamer)
-	streamOnWorker := whole && cs != nil && cs.StreamsConcurrently()
 	w.BeginObserve()
 	var done func(lo, hi int)
-	if !whole || (stream != nil && !streamOnWorker) {
+	if !whole || stream != nil {
 		done = func(lo, hi int) {
 			for i := lo; i < hi; i++ {
 				if obs[i] == nil {
@@ -248,9 +242,6 @@ func (r *Runner) decideParallel(ctx context.Context, tick int) error {
 			return
 		}
 		k.ObserveInto(agents[i], obs[i])
-		if streamOnWorker {
-			stream.Observed(tick, i, obs[i])
-		}
 		if early {
 			decide(k, i)
 		}

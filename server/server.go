@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -179,9 +178,14 @@ type Server struct {
 	events    []world.Event          // the last tick's, for frames
 	decisions []engine.DecisionEntry // the last tick's, for frames
 	runner    *engine.Runner         // the episode's, for inspected observations
-	// senders holds what sending observations keeps between them, one per
-	// goroutine sending at once (Observed may run on several workers).
-	senders   senders
+	// shared encodes what the observations of a decision point share once
+	// for all of them; it is reset when the decision point ends (Gather).
+	shared ipc.SharedEncodings
+	// change is the last roster change computed (see sendObservation).
+	change struct {
+		from, to, left []string
+		grew           bool
+	}
 	inEpisode bool // episode_start was sent, episode_end not yet
 
 	// Pacing, driven by spectators' control commands and, in real time, the
@@ -425,70 +429,19 @@ func (s *Server) episodeStart(sl *slot) ipc.EpisodeStart {
 // as changes from the one the client holds unless it asked for the whole
 // roster every time.
 func (s *Server) sendObservation(sl *slot, msg ipc.ObservationMsg) {
-	sn := s.senders.get()
-	defer s.senders.put(sn)
-	msg.Shared = &sn.shared
 	to := msg.Observation.AgentIDs
 	if !sl.fullRoster {
-		if !sameSlice(sn.change.from, sl.roster) || !sameSlice(sn.change.to, to) {
+		if !sameSlice(s.change.from, sl.roster) || !sameSlice(s.change.to, to) {
 			// Computed once for every client that holds the same roster.
 			left, grew := ipc.RosterChange(sl.roster, to)
-			sn.change.from, sn.change.to, sn.change.left, sn.change.grew = sl.roster, to, left, grew
+			s.change.from, s.change.to, s.change.left, s.change.grew = sl.roster, to, left, grew
 		}
-		if !sn.change.grew {
-			msg.OmitAgentIDs, msg.AgentsLeft = true, sn.change.left
+		if !s.change.grew {
+			msg.OmitAgentIDs, msg.AgentsLeft = true, s.change.left
 		}
 	}
 	sl.sentRoster = to
 	sl.conn.SendLatest(msg)
-}
-
-// sender is what sending observations keeps from one to the next.
-type sender struct {
-	// shared encodes what the observations of a decision point share once
-	// for all those this sender encodes; it is reset when the decision
-	// point ends (Gather).
-	shared ipc.SharedEncodings
-	// change is the last roster change computed (see sendObservation).
-	change struct {
-		from, to, left []string
-		grew           bool
-	}
-}
-
-// senders lends a sender to each goroutine sending observations at once:
-// as many exist as ever sent at the same time (the workers).
-type senders struct {
-	mu   sync.Mutex
-	all  []*sender
-	free []*sender
-}
-
-func (ss *senders) get() *sender {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	if n := len(ss.free); n > 0 {
-		sn := ss.free[n-1]
-		ss.free = ss.free[:n-1]
-		return sn
-	}
-	sn := &sender{}
-	ss.all = append(ss.all, sn)
-	return sn
-}
-
-func (ss *senders) put(sn *sender) {
-	ss.mu.Lock()
-	ss.free = append(ss.free, sn)
-	ss.mu.Unlock()
-}
-
-// reset forgets the entities encoded at the decision point that ends (see
-// ipc.SharedEncodings.Reset). No observation is being sent.
-func (ss *senders) reset() {
-	for _, sn := range ss.all {
-		sn.shared.Reset()
-	}
 }
 
 // sameSlice reports whether a and b are the same slice (the world's roster
@@ -669,7 +622,7 @@ func (s *Server) open(nc net.Conn) {
 // queries meanwhile.
 func (s *Server) Gather(ctx context.Context, tick int, obs []*world.Observation, decisions []world.Decision) error {
 	s.tick = tick
-	defer s.senders.reset() // the world changes next
+	defer s.shared.Reset() // the world changes next
 	for i, o := range obs {
 		sl := s.order[i]
 		if o == nil {
@@ -716,9 +669,7 @@ func (s *Server) Gather(ctx context.Context, tick int, obs []*world.Observation,
 
 // Observed implements engine.Streamer: a remote agent's observation is sent
 // as soon as it is built, so that the agent decides while the others are
-// built. Its deadline starts then. It touches only agent i's slot and a
-// sender of its own, so the workers may call it at once for different
-// agents (engine.ConcurrentStreamer), while the server waits for them.
+// built. Its deadline starts then.
 func (s *Server) Observed(tick, i int, o *world.Observation) {
 	sl := s.order[i]
 	if sl.bot != nil {
@@ -735,16 +686,13 @@ func (s *Server) Observed(tick, i int, o *world.Observation) {
 			deadlineMS = int(s.opt.DecisionTimeout / time.Millisecond)
 		}
 		msg := sl.observationMsg(tick, o)
-		msg.DeadlineMS = deadlineMS
+		msg.DeadlineMS, msg.Shared = deadlineMS, &s.shared
 		if s.opt.Mode == "lockstep" {
 			sl.conn.Await(tick)
 		}
 		s.sendObservation(sl, msg)
 	}
 }
-
-// StreamsConcurrently implements engine.ConcurrentStreamer.
-func (s *Server) StreamsConcurrently() bool { return true }
 
 // tickRate is the wall-clock tick rate in real time (--tick-rate, else the
 // scenario's).
