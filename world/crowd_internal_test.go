@@ -246,7 +246,9 @@ func TestCrowdTilesAnswerAsEveryAgentTested(t *testing.T) {
 				far = distKey(obs.NearbyAgents[len(obs.NearbyAgents)-1].Distance)
 			}
 			for i := range g.tiles {
-				if m, ok := v.tileInView(&g.tiles[i], w.rules.PerceptionRadius*w.rules.PerceptionRadius); ok {
+				t := &g.tiles[i]
+				if v.tileInView(t, w.rules.PerceptionRadius*w.rules.PerceptionRadius) {
+					m := distKey(math.Sqrt(t.near2(a.Pos[0], a.Pos[2])))
 					whole++
 					if m <= far {
 						opened++

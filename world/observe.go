@@ -311,8 +311,12 @@ func (v *viewer) agents(dst []EntityView) ([]EntityView, int) {
 			if sp := g.tileSpans[c]; tiles && sp.hi > sp.lo {
 				for ti := sp.lo; ti < sp.hi; ti++ {
 					t := &g.tiles[ti]
-					if m, ok := v.tileInView(t, r2); ok {
-						inView = append(inView, m<<32|uint64(ti))
+					near2 := t.near2(px, pz)
+					if near2 > r2 {
+						continue // no agent of it within the radius
+					}
+					if v.tileInView(t, r2) {
+						inView = append(inView, distKey(math.Sqrt(near2))<<32|uint64(ti))
 						inViewN += int(t.hi - t.lo)
 						if t.key == selfTile {
 							inViewN-- // the observer is among them
@@ -379,30 +383,31 @@ func (v *viewer) agentKeysIn(keys []uint64, es []agentEntry, self int32, r2 floa
 	return keys
 }
 
-// tileInView reports whether every agent of t is in view of v, and if so
-// the distance key of the nearest point of its box, which no key of its
-// agents is below. Both follow from the rounding of floating-point
-// operations being monotonic: for a point of the box, e.x − px lies between
-// x0 − px and x1 − px, so the squared distance agentKeysIn computes is at
-// most the farthest corner's (and at least the nearest point's); and its
-// line of sight tests a segment whose ends lie in the box spanning the
-// observer and the box (pulled in along the segment), so that sightClear of
-// that span answers for all of them.
-func (v *viewer) tileInView(t *agentTile, r2 float64) (uint64, bool) {
+// tileInView reports whether every agent of t is in view of v. It follows
+// from the rounding of floating-point operations being monotonic: for a
+// point of the box, e.x − px lies between x0 − px and x1 − px, so the
+// squared distance agentKeysIn computes is at most the farthest corner's;
+// and its line of sight tests a segment whose ends lie in the box spanning
+// the observer and the tile's box (pulled in along the segment), so that
+// sightClear of that span answers for all of them.
+func (v *viewer) tileInView(t *agentTile, r2 float64) bool {
 	px, pz := v.self.Pos[0], v.self.Pos[2]
 	fx := max(math.Abs(t.x0-px), math.Abs(t.x1-px))
 	fz := max(math.Abs(t.z0-pz), math.Abs(t.z1-pz))
 	if fx*fx+fz*fz > r2 {
-		return 0, false
+		return false
 	}
-	if v.sight {
-		w := v.w
-		a := w.navPoint(min(t.x0, px), min(t.z0, pz))
-		b := w.navPoint(max(t.x1, px), max(t.z1, pz))
-		if !w.sightClear(a, b) {
-			return 0, false
-		}
+	if !v.sight {
+		return true
 	}
+	w := v.w
+	return w.sightClear(w.navPoint(min(t.x0, px), min(t.z0, pz)), w.navPoint(max(t.x1, px), max(t.z1, pz)))
+}
+
+// near2 is the squared distance from (px, pz) to the nearest point of t's
+// box, which no agent of t's is below as agentKeysIn computes it (as for
+// tileInView's farthest corner).
+func (t *agentTile) near2(px, pz float64) float64 {
 	var nx, nz float64
 	if t.x0 > px {
 		nx = t.x0 - px
@@ -414,7 +419,7 @@ func (v *viewer) tileInView(t *agentTile, r2 float64) (uint64, bool) {
 	} else if pz > t.z1 {
 		nz = pz - t.z1
 	}
-	return distKey(math.Sqrt(nx*nx + nz*nz)), true
+	return nx*nx + nz*nz
 }
 
 // nearerThan reports whether at least n of keys have a distance below d
