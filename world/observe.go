@@ -308,7 +308,8 @@ func (v *viewer) agents(dst []EntityView) ([]EntityView, int) {
 	for cz := z0; cz <= z1; cz++ {
 		for cx := x0; cx <= x1; cx++ {
 			c := cz*g.cols + cx
-			if sp := g.tileSpans[c]; tiles && sp.hi > sp.lo {
+			if tiles && g.tileSpans[c].hi > 0 { // split: it has a tile
+				sp := g.tileSpans[c]
 				for ti := sp.lo; ti < sp.hi; ti++ {
 					t := &g.tiles[ti]
 					near2 := t.near2(px, pz)

@@ -83,11 +83,12 @@ type agentGrid struct {
 	// tileDiv tiles, so that an observer can take a whole tile in view at
 	// once (viewer.agents): tileSpans[c] is bucket c's tiles in tiles (empty when
 	// it is not split), whose entries are in tiled.
-	tileDiv   int
-	tileSpans []tileSpan
-	tiles     []agentTile
-	tiled     []agentEntry
-	tileBuf   []int32
+	tileDiv      int
+	tileSpans    []tileSpan
+	tiles        []agentTile
+	tiled        []agentEntry
+	splitBuckets []int32
+	tileBuf      []int32
 }
 
 // crowdMin is how many agents a bucket holds before it is split into tiles.
@@ -125,9 +126,12 @@ func newAgentGrid(b Bounds, size float64) *agentGrid {
 func (g *agentGrid) reset() {
 	for _, c := range g.used {
 		g.at[c] = g.at[c][:0]
-		g.tileSpans[c] = tileSpan{}
 	}
 	g.used = g.used[:0]
+	for _, c := range g.splitBuckets {
+		g.tileSpans[c] = tileSpan{}
+	}
+	g.splitBuckets = g.splitBuckets[:0]
 	g.tiles, g.tiled = g.tiles[:0], g.tiled[:0]
 }
 
@@ -185,6 +189,7 @@ func (g *agentGrid) split() {
 			t.z0, t.z1 = min(t.z0, e.z), max(t.z1, e.z)
 		}
 		g.tileSpans[c] = tileSpan{lo, int32(len(g.tiles))}
+		g.splitBuckets = append(g.splitBuckets, c)
 	}
 }
 
