@@ -3,6 +3,7 @@ package world
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -110,5 +111,170 @@ func TestSelectSmallestPutsTheNSmallestFirst(t *testing.T) {
 		got := slices.Clone(keys[:n])
 		slices.Sort(got)
 		require.Equal(t, want, got, "n=%d of %d", n, len(keys))
+	}
+}
+
+// nearbyAgentsByEveryAgent is the agents' part of an observation as it was
+// before crowded tiles (and as queries still read it): every other living
+// agent tested on its own, within the radius and in line of sight. It is the
+// oracle of viewer.agents.
+func (w *World) nearbyAgentsByEveryAgent(a *Agent) ([]EntityView, int) {
+	r := w.rules.PerceptionRadius
+	var keys []uint64
+	for _, o := range w.agents {
+		if o == a || !o.Alive {
+			continue
+		}
+		dx, dz := o.Pos[0]-a.Pos[0], o.Pos[2]-a.Pos[2]
+		d2 := dx*dx + dz*dz
+		if d2 > r*r {
+			continue
+		}
+		if d := math.Sqrt(d2); w.lineOfSight(a.Pos, o.Pos, d) {
+			keys = append(keys, distKey(d)<<32|uint64(o.rank))
+		}
+	}
+	slices.Sort(keys)
+	n := min(len(keys), w.rules.MaxNearbyAgents)
+	views := []EntityView{}
+	for _, k := range keys[:n] {
+		o := w.agents[w.agentByRank[uint32(k)]]
+		views = append(views, EntityView{Name: o.ID, Type: "agent", Team: o.Team, Position: roundVec(o.Pos),
+			Distance: float64(k>>32) / 100, Health: round2(o.Health), Action: o.status.Status})
+	}
+	return views, len(keys) - n
+}
+
+// crowdWorld is a small world of crowds among walls and trees: clusters
+// of agents, agents on a lattice of half units (segments along the sight
+// grid's lines and through its corners, tiles whose far corner is exactly
+// at the radius), walls whose sides lie on the grid's lines, and agents
+// exactly at the perception radius of others and just inside and outside it.
+func crowdWorld(t *testing.T, seed uint64) *World {
+	rng := rand.New(rand.NewPCG(seed, 19))
+	const half = 18.0
+	cfg := Config{Name: "crowd", Seed: seed, CellSize: []float64{1, 0.5}[seed%2], Bounds: Bounds{MinX: -half, MinZ: -half, MaxX: half, MaxZ: half},
+		Rules: Rules{MaxNearbyAgents: []int{16, 1, 5, 60}[seed%4]}}
+	for i := 0; i < 14; i++ {
+		x, z := float64(rng.IntN(30)-15), float64(rng.IntN(30)-15)
+		if i%2 == 0 {
+			// Sides on the grid's lines: X ± 0.5 and Z ± L/2 are whole.
+			cfg.Obstacles = append(cfg.Obstacles, ObstacleSpec{Name: fmt.Sprintf("W%d", i), X: x + 0.5, Z: z, Shape: "box", SizeX: 1, SizeZ: float64(2 + 2*rng.IntN(3))})
+		} else {
+			cfg.Obstacles = append(cfg.Obstacles, ObstacleSpec{Name: fmt.Sprintf("T%d", i), X: x + rng.Float64(), Z: z + rng.Float64(), Radius: 0.3 + rng.Float64()})
+		}
+	}
+	// Agents spawn apart (New finds each a free spot) and are put in
+	// place afterwards.
+	var at [][2]float64
+	add := func(x, z float64) {
+		if math.Abs(x) < half && math.Abs(z) < half {
+			at = append(at, [2]float64{x, z})
+		}
+	}
+	for c := 0; c < 3; c++ {
+		cx, cz := rng.Float64()*20-10, rng.Float64()*20-10
+		for i := 0; i < 120; i++ {
+			add(cx+rng.NormFloat64()*2, cz+rng.NormFloat64()*2)
+		}
+	}
+	for i := 0; i < 150; i++ {
+		add(float64(rng.IntN(40)-20)/2, float64(rng.IntN(40)-20)/2)
+	}
+	for i := 0; i < 6; i++ {
+		x, z := float64(rng.IntN(8)-4), float64(rng.IntN(8)-4)
+		add(x, z)
+		for _, p := range [][2]float64{{6, 8}, {-8, 6}, {10, 0}, {0, -10}, {-6, -8}} {
+			add(x+p[0], z+p[1])                                        // exactly at the radius (10)
+			add(math.Nextafter(x+p[0], x), z+p[1])                     // just inside
+			add(x+p[0], math.Nextafter(z+p[1], math.Inf(int(p[1])|1))) // just outside (or on)
+			// A crowd on the ray to the observer, inside the radius, so
+			// that the box of a tile reaches out to the agents above.
+			for k := 1; k <= 20; k++ {
+				add(x+p[0]*(1-float64(k)/200), z+p[1]*(1-float64(k)/200))
+			}
+		}
+	}
+	for i := range at {
+		cfg.Agents = append(cfg.Agents, AgentSpec{ID: fmt.Sprintf("%c%d", 'a'+rune(rng.IntN(26)), i), X: 1.2*float64(i%28) - 16.2, Z: 20 + 1.2*float64(i/28)})
+	}
+	cfg.Bounds.MaxZ = 22 + 1.2*float64(len(at)/28) // the spawn area, beyond the crowds
+	w, err := New(cfg)
+	require.NoError(t, err)
+	for i, a := range w.agents {
+		a.Pos = w.ground(at[i][0], at[i][1])
+	}
+	w.agentIdxDirty = true
+	for i, a := range w.agents {
+		switch {
+		case i%13 == 0:
+			w.kill(a, "test")
+		case i%9 == 0:
+			a.Pos = w.ground(rng.Float64()*30-15, rng.Float64()*30-15)
+			w.agentIdxDirty = true
+		}
+	}
+	return w
+}
+
+// TestCrowdTilesAnswerAsEveryAgentTested compares observations' agents,
+// with crowded buckets taken in view tile by tile, with the oracle that
+// tests every agent, and with the same world's observations when no bucket
+// is split (the plain path), over crowds among walls and trees; and checks
+// that the crowds did take tiles in view whole, nearest first and not.
+func TestCrowdTilesAnswerAsEveryAgentTested(t *testing.T) {
+	for seed := uint64(1); seed <= 8; seed++ {
+		w := crowdWorld(t, seed)
+		w.refreshAgentIndex()
+		g := w.agentIdx
+		require.NotEmpty(t, g.tiles, "seed %d: no crowded bucket", seed)
+		var fast []*Observation
+		whole, opened, shut := 0, 0, 0
+		for _, a := range w.agents {
+			if !a.Alive {
+				continue
+			}
+			obs := w.Observe(a)
+			fast = append(fast, obs)
+			want, more := w.nearbyAgentsByEveryAgent(a)
+			require.Equal(t, want, obs.NearbyAgents, "seed %d, %s", seed, a.ID)
+			require.Equal(t, more, obs.NearbyAgentsMore, "seed %d, %s", seed, a.ID)
+			// How the tiles served this observer.
+			v := viewer{w: w, self: a, radius: w.rules.PerceptionRadius, sight: true}
+			far := uint64(0)
+			if len(obs.NearbyAgents) > 0 {
+				far = distKey(obs.NearbyAgents[len(obs.NearbyAgents)-1].Distance)
+			}
+			for i := range g.tiles {
+				t := &g.tiles[i]
+				if v.tileInView(t, w.rules.PerceptionRadius*w.rules.PerceptionRadius) {
+					m := distKey(math.Sqrt(t.near2(a.Pos[0], a.Pos[2])))
+					whole++
+					if m <= far {
+						opened++
+					} else {
+						shut++
+					}
+				}
+			}
+		}
+		require.Positive(t, whole, "seed %d: no tile taken in view whole", seed)
+		require.Positive(t, opened, "seed %d: no tile taken whole was near enough to be opened", seed)
+		require.Positive(t, shut, "seed %d: every tile taken whole was opened", seed)
+
+		// The plain path: no bucket split.
+		g.tileDiv = 1
+		w.agentIdxDirty = true
+		i := 0
+		for _, a := range w.agents {
+			if !a.Alive {
+				continue
+			}
+			obs := w.Observe(a)
+			require.Empty(t, g.tiles)
+			require.Equal(t, obs.NearbyAgents, fast[i].NearbyAgents, "seed %d, %s", seed, a.ID)
+			require.Equal(t, obs.NearbyAgentsMore, fast[i].NearbyAgentsMore, "seed %d, %s", seed, a.ID)
+			i++
+		}
 	}
 }

@@ -21,6 +21,8 @@ type viewer struct {
 	// maxAgents bounds the agents listed (0: no bound).
 	maxAgents int
 	agentKeys []uint64
+	// inView is the tiles taken in view whole (see agents).
+	inView []uint64
 }
 
 // observeScratch is the scratch of one goroutine's observations: one per
@@ -28,6 +30,7 @@ type viewer struct {
 type observeScratch struct {
 	cands     []cand
 	agentKeys []uint64
+	inView    []uint64
 }
 
 // cand is an entity found within range, sorted before its view is built so
@@ -275,6 +278,16 @@ func (w *World) obstaclesNear(p Vec3, r float64, dst []int32) []int32 {
 // hundredths, then the rank of its id), and only the listed ones are sorted
 // and get a view, so that a crowd costs a line-of-sight test per neighbour
 // and little else.
+//
+// In a crowd even that grows with the square of the crowd, so the tiles of
+// crowded buckets (agentGrid.split) are taken in view whole when they can
+// be: when the farthest corner of the box of their agents is within the
+// radius and the sight grid is clear over the box spanning the observer and
+// theirs, every agent in it passes both tests (see tileInView), and the tile
+// counts its agents at once. Such a tile's agents get keys only when they may
+// be among the listed: tiles are opened nearest first until maxAgents keys
+// lie nearer than the next tile's box. The answer is the one of testing every
+// agent (TestCrowdTilesAnswerAsEveryAgentTested).
 func (v *viewer) agents(dst []EntityView) ([]EntityView, int) {
 	w := v.w
 	w.refreshAgentIndex()
@@ -283,19 +296,58 @@ func (v *viewer) agents(dst []EntityView) ([]EntityView, int) {
 	r2 := v.radius * v.radius
 	x0, z0, x1, z1 := g.span(px, pz, v.radius)
 	keys := v.agentKeys[:0]
+	self := int32(v.self.index)
+	// Whole tiles only for the bounded list of observations: a query lists
+	// every agent anyway, and without the sight sums nothing is cheap.
+	tiles := v.maxAgents > 0 && len(g.tiles) > 0 && (!v.sight || w.sightSums != nil)
+	inView, inViewN := v.inView[:0], 0
+	selfTile := int32(-1)
+	if tiles {
+		selfTile = g.tileKey(px, pz)
+	}
 	for cz := z0; cz <= z1; cz++ {
 		for cx := x0; cx <= x1; cx++ {
-			for _, e := range g.at[cz*g.cols+cx] {
+			c := cz*g.cols + cx
+			if tiles && g.tileSpans[c].hi > 0 { // split: it has a tile
+				sp := g.tileSpans[c]
+				for ti := sp.lo; ti < sp.hi; ti++ {
+					t := &g.tiles[ti]
+					near2 := t.near2(px, pz)
+					if near2 > r2 {
+						continue // no agent of it within the radius
+					}
+					if v.tileInView(t, r2) {
+						inView = append(inView, distKey(math.Sqrt(near2))<<32|uint64(ti))
+						inViewN += int(t.hi - t.lo)
+						if t.key == selfTile {
+							inViewN-- // the observer is among them
+						}
+						continue
+					}
+					keys = v.agentKeysIn(keys, g.tiled[t.lo:t.hi], self, r2)
+				}
+				continue
+			}
+			keys = v.agentKeysIn(keys, g.at[c], self, r2)
+		}
+	}
+	if len(inView) > 0 {
+		// Open the tiles nearest first while fewer than maxAgents keys are
+		// nearer than the tile: then no agent of the unopened ones can be
+		// listed.
+		slices.Sort(inView)
+		for _, k := range inView {
+			if nearerThan(keys, k>>32, v.maxAgents) {
+				break
+			}
+			t := &g.tiles[uint32(k)]
+			for _, e := range g.tiled[t.lo:t.hi] {
+				if e.idx == self {
+					continue
+				}
 				dx, dz := e.x-px, e.z-pz
-				d2 := dx*dx + dz*dz
-				if d2 > r2 || int(e.idx) == v.self.index {
-					continue
-				}
-				d := math.Sqrt(d2)
-				if v.sight && !w.lineOfSight(v.self.Pos, Vec3{e.x, 0, e.z}, d) {
-					continue
-				}
-				keys = append(keys, distKey(d)<<32|uint64(e.rank))
+				keys = append(keys, distKey(math.Sqrt(dx*dx+dz*dz))<<32|uint64(e.rank))
+				inViewN--
 			}
 		}
 	}
@@ -310,8 +362,79 @@ func (v *viewer) agents(dst []EntityView) ([]EntityView, int) {
 		dst = append(dst, EntityView{Name: o.ID, Type: "agent", Team: o.Team, Position: o.shown,
 			Distance: float64(k>>32) / 100, Health: round2(o.Health), Action: o.status.Status})
 	}
-	v.agentKeys = keys[:0]
-	return dst, len(keys) - n
+	v.agentKeys, v.inView = keys[:0], inView[:0]
+	return dst, len(keys) - n + inViewN
+}
+
+// agentKeysIn appends the keys of the agents of es in view of v (but its own).
+func (v *viewer) agentKeysIn(keys []uint64, es []agentEntry, self int32, r2 float64) []uint64 {
+	px, pz := v.self.Pos[0], v.self.Pos[2]
+	for _, e := range es {
+		dx, dz := e.x-px, e.z-pz
+		d2 := dx*dx + dz*dz
+		if d2 > r2 || e.idx == self {
+			continue
+		}
+		d := math.Sqrt(d2)
+		if v.sight && !v.w.lineOfSight(v.self.Pos, Vec3{e.x, 0, e.z}, d) {
+			continue
+		}
+		keys = append(keys, distKey(d)<<32|uint64(e.rank))
+	}
+	return keys
+}
+
+// tileInView reports whether every agent of t is in view of v. It follows
+// from the rounding of floating-point operations being monotonic: for a
+// point of the box, e.x − px lies between x0 − px and x1 − px, so the
+// squared distance agentKeysIn computes is at most the farthest corner's;
+// and its line of sight tests a segment whose ends lie in the box spanning
+// the observer and the tile's box (pulled in along the segment), so that
+// sightClear of that span answers for all of them.
+func (v *viewer) tileInView(t *agentTile, r2 float64) bool {
+	px, pz := v.self.Pos[0], v.self.Pos[2]
+	fx := max(math.Abs(t.x0-px), math.Abs(t.x1-px))
+	fz := max(math.Abs(t.z0-pz), math.Abs(t.z1-pz))
+	if fx*fx+fz*fz > r2 {
+		return false
+	}
+	if !v.sight {
+		return true
+	}
+	w := v.w
+	return w.sightClear(w.navPoint(min(t.x0, px), min(t.z0, pz)), w.navPoint(max(t.x1, px), max(t.z1, pz)))
+}
+
+// near2 is the squared distance from (px, pz) to the nearest point of t's
+// box, which no agent of t's is below as agentKeysIn computes it (as for
+// tileInView's farthest corner).
+func (t *agentTile) near2(px, pz float64) float64 {
+	var nx, nz float64
+	if t.x0 > px {
+		nx = t.x0 - px
+	} else if px > t.x1 {
+		nx = px - t.x1
+	}
+	if t.z0 > pz {
+		nz = t.z0 - pz
+	} else if pz > t.z1 {
+		nz = pz - t.z1
+	}
+	return nx*nx + nz*nz
+}
+
+// nearerThan reports whether at least n of keys have a distance below d
+// (in hundredths).
+func nearerThan(keys []uint64, d uint64, n int) bool {
+	below := d << 32
+	for _, k := range keys {
+		if k < below {
+			if n--; n == 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // distKey is a distance as observations show it, in hundredths: round2(d)
@@ -394,6 +517,7 @@ func (w *World) refreshAgentIndex() {
 			a.shown = roundVec(a.Pos)
 		}
 	}
+	w.agentIdx.split()
 	w.agentIdxDirty = false
 }
 
@@ -457,7 +581,7 @@ func (w *World) observeInto(a *Agent, obs *Observation, sc *observeScratch, comp
 	obs.Teammates = obs.Teammates[:0]
 	if a.Alive {
 		v := viewer{w: w, self: a, radius: w.rules.PerceptionRadius, sight: true, cands: sc.cands[:0],
-			maxAgents: w.rules.MaxNearbyAgents, agentKeys: sc.agentKeys[:0]}
+			maxAgents: w.rules.MaxNearbyAgents, agentKeys: sc.agentKeys[:0], inView: sc.inView[:0]}
 		obs.NearbyResources = v.resources(obs.NearbyResources)
 		obs.NearbyStations = v.stations(obs.NearbyStations)
 		obs.NearbyHazards = v.hazards(obs.NearbyHazards)
@@ -467,7 +591,7 @@ func (w *World) observeInto(a *Agent, obs *Observation, sc *observeScratch, comp
 		all := viewer{w: w, self: a, radius: math.Inf(1)}
 		obs.CapturePoints = all.capturePoints(obs.CapturePoints)
 		obs.Teammates = v.teammates(obs.Teammates)
-		sc.cands, sc.agentKeys = v.cands, v.agentKeys
+		sc.cands, sc.agentKeys, sc.inView = v.cands, v.agentKeys, v.inView
 	}
 	if w.capture != nil && a.Alive {
 		if obs.TeamScores == nil {

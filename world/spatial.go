@@ -79,6 +79,34 @@ type agentGrid struct {
 	used []int32 // the buckets holding entries, so that reset costs the agents, not the map
 	// order is ObserveOrder's scratch.
 	order []uint64
+	// Crowded buckets (crowdMin entries or more) are split into tileDiv ×
+	// tileDiv tiles, so that an observer can take a whole tile in view at
+	// once (viewer.agents): tileSpans[c] is bucket c's tiles in tiles (empty when
+	// it is not split), whose entries are in tiled.
+	tileDiv      int
+	tileSpans    []tileSpan
+	tiles        []agentTile
+	tiled        []agentEntry
+	splitBuckets []int32
+	tileBuf      []int32
+}
+
+// crowdMin is how many agents a bucket holds before it is split into tiles.
+const crowdMin = 16
+
+// tileSide is about how wide, in world units, a tile of a crowded bucket is.
+const tileSide = 2.0
+
+type tileSpan struct{ lo, hi int32 }
+
+// agentTile is the agents of a crowded bucket in one of its tiles: their
+// entries are tiled[lo:hi], and [x0, x1] × [z0, z1] is the bounding box of
+// their positions. key is the bucket times tileDiv² plus the tile's place
+// in it.
+type agentTile struct {
+	x0, x1, z0, z1 float64
+	lo, hi         int32
+	key            int32
 }
 
 type agentEntry struct {
@@ -89,7 +117,9 @@ type agentEntry struct {
 func newAgentGrid(b Bounds, size float64) *agentGrid {
 	g := &agentGrid{bucketGrid: *newBucketGrid(b, size)}
 	g.at = make([][]agentEntry, len(g.cells))
+	g.tileSpans = make([]tileSpan, len(g.cells))
 	g.cells = nil // entries live in at
+	g.tileDiv = max(1, int(math.Round(size/tileSide)))
 	return g
 }
 
@@ -98,6 +128,69 @@ func (g *agentGrid) reset() {
 		g.at[c] = g.at[c][:0]
 	}
 	g.used = g.used[:0]
+	for _, c := range g.splitBuckets {
+		g.tileSpans[c] = tileSpan{}
+	}
+	g.splitBuckets = g.splitBuckets[:0]
+	g.tiles, g.tiled = g.tiles[:0], g.tiled[:0]
+}
+
+// tileKey is the tile of a crowded bucket that holds the point (x, z).
+func (g *agentGrid) tileKey(x, z float64) int32 {
+	cx, cz := g.coord(x, z)
+	k := g.tileDiv
+	tx := min(max(int((x-g.minX)*g.inv*float64(k))-cx*k, 0), k-1)
+	tz := min(max(int((z-g.minZ)*g.inv*float64(k))-cz*k, 0), k-1)
+	return int32(((cz*g.cols+cx)*k+tz)*k + tx)
+}
+
+// split files the entries of every crowded bucket by tile (see agentGrid),
+// after the inserts.
+func (g *agentGrid) split() {
+	k := g.tileDiv
+	if k < 2 {
+		return
+	}
+	for _, c := range g.used {
+		at := g.at[c]
+		if len(at) < crowdMin {
+			continue
+		}
+		// A counting sort of the bucket's entries by tile; within a tile
+		// they keep the bucket's order.
+		if n := k*k + len(at); cap(g.tileBuf) < n {
+			g.tileBuf = make([]int32, n)
+		}
+		buf := g.tileBuf[:k*k+len(at)]
+		count, of := buf[:k*k], buf[k*k:]
+		clear(count)
+		for i, e := range at {
+			t := g.tileKey(e.x, e.z) - int32(int(c)*k*k)
+			of[i] = t
+			count[t]++
+		}
+		lo := int32(len(g.tiles))
+		start := int32(len(g.tiled))
+		for t, n := range count {
+			if n == 0 {
+				continue
+			}
+			g.tiles = append(g.tiles, agentTile{x0: math.Inf(1), x1: math.Inf(-1), z0: math.Inf(1), z1: math.Inf(-1),
+				lo: start, hi: start, key: int32(int(c)*k*k + t)})
+			count[t] = int32(len(g.tiles)) - 1 // from here on: the tile's index
+			start += n
+		}
+		g.tiled = append(g.tiled, at...)
+		for i, e := range at {
+			t := &g.tiles[count[of[i]]]
+			g.tiled[t.hi] = e
+			t.hi++
+			t.x0, t.x1 = min(t.x0, e.x), max(t.x1, e.x)
+			t.z0, t.z1 = min(t.z0, e.z), max(t.z1, e.z)
+		}
+		g.tileSpans[c] = tileSpan{lo, int32(len(g.tiles))}
+		g.splitBuckets = append(g.splitBuckets, c)
+	}
 }
 
 func (g *agentGrid) insert(a *Agent) {

@@ -33,6 +33,7 @@ func cmdBench(ctx context.Context, args []string, stdout io.Writer) error {
 	churn := fs.Float64("churn", 0.01, "--soak: the chance per second that a client drops its connection (it comes back 0.1 to 2 s later)")
 	repeat := fs.Int("repeat", 1, "--ipc: measure this many pairs of a lockstep and an echo run, alternating which goes first, and print each pair's ratios and the medians")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run's ticks to this file; with --ipc, of the measured part of each run, with -lockstep-N or -echo-N before its extension (N counts the pairs from 1)")
+	profileFrom := fs.Int("profile-from", 0, "with --cpuprofile: start the CPU profile after this many ticks, so that it covers only the later part of a long run (the JSON's windows give ns per agent-step by tenth of the run)")
 	memProfile := fs.String("memprofile", "", "write heap profiles (after a GC) at the first tenth of the run and at its end to this file, with -early or -end before its extension; `go tool pprof -base FILE-early FILE-end` shows what grew")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -52,7 +53,10 @@ func cmdBench(ctx context.Context, args []string, stdout io.Writer) error {
 		})
 		return benchIPC(ctx, stdout, n, *ticks, *seed, max(*repeat, 1), *cpuProfile, *asJSON)
 	}
-	r, err := benchWorld(ctx, benchworld.Options{Seed: *seed, Agents: *agents, Size: *size}, *ticks, *workers, benchProfiles{CPU: *cpuProfile, Mem: *memProfile})
+	if *profileFrom > 0 && (*cpuProfile == "" || *profileFrom >= *ticks) {
+		return fmt.Errorf("bench: --profile-from %d: needs --cpuprofile and fewer than --ticks (%d)", *profileFrom, *ticks)
+	}
+	r, err := benchWorld(ctx, benchworld.Options{Seed: *seed, Agents: *agents, Size: *size}, *ticks, *workers, benchProfiles{CPU: *cpuProfile, CPUFrom: *profileFrom, Mem: *memProfile})
 	if err != nil {
 		return err
 	}
@@ -80,6 +84,13 @@ func cmdBench(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		fmt.Fprintln(stdout)
 	}
+	if len(r.Windows) > 1 {
+		fmt.Fprintf(stdout, "by tenth of the run, to its last tick: ns per agent-step, agents in view per agent (mean/max):")
+		for _, s := range r.Windows {
+			fmt.Fprintf(stdout, " %d:%.0f,%.1f/%d", s.Tick, s.NSPerAgentStep, s.InViewMean, s.InViewMax)
+		}
+		fmt.Fprintln(stdout)
+	}
 	return nil
 }
 
@@ -104,15 +115,33 @@ type worldBench struct {
 	EarlyTick             int     `json:"early_tick"`
 	// LiveHeap samples the live heap per agent after every tenth of the
 	// run (the first is the early sample, the last the end).
-	LiveHeap  []heapSample `json:"live_heap"`
-	StateHash string       `json:"state_hash"`
+	LiveHeap []heapSample `json:"live_heap"`
+	// Windows splits the run into tenths: the cost of each, and how many
+	// agents each agent saw at its last tick (a crowd grows over a run).
+	Windows   []windowSample `json:"windows"`
+	StateHash string         `json:"state_hash"`
 	// EndReason is why the run ended: "time_limit" after the ticks asked
 	// for, or "completed" when every agent met the objective before.
 	EndReason string `json:"end_reason"`
 }
 
-// benchProfiles names the files of a world bench's profiles ("": none).
-type benchProfiles struct{ CPU, Mem string }
+// benchProfiles names the files of a world bench's profiles ("": none);
+// the CPU profile starts after CPUFrom ticks.
+type benchProfiles struct {
+	CPU, Mem string
+	CPUFrom  int
+}
+
+// windowSample is one tenth of a world bench, ending after the tick Tick:
+// its wall time per agent-step, and the agents in view (listed and counted
+// in nearby_agents_more) of the living agents' observations of its last
+// decision point, on average and at most.
+type windowSample struct {
+	Tick           int     `json:"tick"`
+	NSPerAgentStep float64 `json:"ns_per_agent_step"`
+	InViewMean     float64 `json:"agents_in_view_mean"`
+	InViewMax      int     `json:"agents_in_view_max"`
+}
 
 // heapSample is the live heap per agent after the tick Tick.
 type heapSample struct {
@@ -159,37 +188,58 @@ func benchWorld(ctx context.Context, opt benchworld.Options, ticks, workers int,
 		ext := filepath.Ext(memProfile)
 		profErr = writeHeapProfile(fmt.Sprintf("%s-%s%s", strings.TrimSuffix(memProfile, ext), suffix, ext))
 	}
+	var cpuFile *os.File
+	startCPU := func() error {
+		f, err := os.Create(prof.CPU)
+		if err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return fmt.Errorf("cpu profile %s: %w", prof.CPU, err)
+		}
+		cpuFile = f
+		return nil
+	}
 	// The samples stop the clock for their GCs.
 	var paused time.Duration
 	tenth := max(ticks/10, 1)
+	windowStart, windowPaused := time.Now(), time.Duration(0)
 	r.OnTick = func(rec *engine.TickRecord) {
-		if done := rec.Tick + 1; done%tenth == 0 && done < ticks {
+		done := rec.Tick + 1
+		if done%tenth == 0 {
 			t := time.Now()
-			h := perAgent(liveHeap())
-			res.LiveHeap = append(res.LiveHeap, heapSample{done, h})
-			if done == res.EarlyTick {
-				res.LiveHeapPerAgentEarly = h
-				writeProfile("early")
+			res.Windows = append(res.Windows, crowdSample(r, done, t.Sub(windowStart)-(paused-windowPaused), tenth))
+			if done < ticks {
+				h := perAgent(liveHeap())
+				res.LiveHeap = append(res.LiveHeap, heapSample{done, h})
+				if done == res.EarlyTick {
+					res.LiveHeapPerAgentEarly = h
+					writeProfile("early")
+				}
 			}
 			paused += time.Since(t)
+			windowStart, windowPaused = time.Now(), paused
+		}
+		if done == prof.CPUFrom && profErr == nil {
+			profErr = startCPU()
 		}
 	}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	if prof.CPU != "" {
-		f, err := os.Create(prof.CPU)
-		if err != nil {
-			return nil, fmt.Errorf("cpu profile: %w", err)
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return nil, fmt.Errorf("cpu profile %s: %w", prof.CPU, err)
+	if prof.CPU != "" && prof.CPUFrom == 0 {
+		if err := startCPU(); err != nil {
+			return nil, err
 		}
 	}
 	start = time.Now()
+	windowStart = start
 	out, err := r.Run(ctx)
-	if prof.CPU != "" {
+	if cpuFile != nil {
 		pprof.StopCPUProfile()
+		if cerr := cpuFile.Close(); cerr != nil && profErr == nil {
+			profErr = fmt.Errorf("cpu profile: %w", cerr)
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -212,6 +262,28 @@ func benchWorld(ctx context.Context, opt benchworld.Options, ticks, workers int,
 		return nil, profErr
 	}
 	return res, nil
+}
+
+// crowdSample is the window of a world bench that ended after the tick
+// done, took el and ran ticks ticks.
+func crowdSample(r *engine.Runner, done int, el time.Duration, ticks int) windowSample {
+	s := windowSample{Tick: done}
+	n := 0
+	for _, a := range r.World.Agents() {
+		obs := r.Observation(a.ID)
+		if !a.Alive || obs == nil {
+			continue
+		}
+		k := len(obs.NearbyAgents) + obs.NearbyAgentsMore
+		s.InViewMean += float64(k)
+		s.InViewMax = max(s.InViewMax, k)
+		n++
+	}
+	if n > 0 {
+		s.InViewMean /= float64(n)
+	}
+	s.NSPerAgentStep = float64(el.Nanoseconds()) / float64(ticks) / float64(len(r.World.Agents()))
+	return s
 }
 
 // writeHeapProfile writes the heap profile of the last GC to name.

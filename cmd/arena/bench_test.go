@@ -86,3 +86,46 @@ func TestBenchHeapSamplesAndProfiles(t *testing.T) {
 		require.NotEmpty(t, b, name)
 	}
 }
+
+// TestBenchWindowsAndLateProfile: the run is split into tenths, each with its
+// cost and the agents in view; --profile-from starts the CPU profile late (a
+// profile of a run's later ticks) and is refused without --cpuprofile or past
+// the run's end.
+func TestBenchWindowsAndLateProfile(t *testing.T) {
+	dir := t.TempDir()
+	cpu := filepath.Join(dir, "late.pprof")
+	out, _, err := arena(t, "bench", "--agents", "30", "--size", "32", "--ticks", "20", "--workers", "1", "--json",
+		"--cpuprofile", cpu, "--profile-from", "15")
+	require.NoError(t, err)
+	var r struct {
+		Windows []struct {
+			Tick int     `json:"tick"`
+			NS   float64 `json:"ns_per_agent_step"`
+			Mean float64 `json:"agents_in_view_mean"`
+			Max  int     `json:"agents_in_view_max"`
+		} `json:"windows"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &r), out)
+	require.Len(t, r.Windows, 10)
+	crowded := false
+	for i, s := range r.Windows {
+		require.Equal(t, 2*(i+1), s.Tick)
+		require.Positive(t, s.NS)
+		require.LessOrEqual(t, s.Mean, float64(s.Max))
+		crowded = crowded || s.Max > 0
+	}
+	require.True(t, crowded, "30 agents on 32×32 see each other")
+	fi, err := os.Stat(cpu)
+	require.NoError(t, err)
+	require.Positive(t, fi.Size())
+
+	for _, args := range [][]string{
+		{"--ticks", "20", "--profile-from", "5"},
+		{"--ticks", "20", "--profile-from", "20", "--cpuprofile", filepath.Join(dir, "never.pprof")},
+		{"--ticks", "20", "--profile-from", "-1", "--cpuprofile", filepath.Join(dir, "never.pprof")},
+	} {
+		_, _, err := arena(t, append([]string{"bench", "--agents", "5", "--size", "32"}, args...)...)
+		require.ErrorContains(t, err, "--profile-from", args)
+	}
+	require.NoFileExists(t, filepath.Join(dir, "never.pprof"))
+}
