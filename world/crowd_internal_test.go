@@ -42,15 +42,7 @@ func TestNearbyAgentsAreTheNearestInViewAndCountTheRest(t *testing.T) {
 		}
 		w, err := New(cfg)
 		require.NoError(t, err)
-		for i, a := range w.agents {
-			switch {
-			case i%11 == 0:
-				w.kill(a, "test")
-			case i%5 == 0:
-				a.Pos = w.ground(rng.Float64()*28-14, rng.Float64()*28-14)
-				w.agentIdxDirty = true
-			}
-		}
+		stirAgents(w, rng, 11, 5, 28, 28)
 		crowded := 0
 		for _, a := range w.agents {
 			if !a.Alive {
@@ -205,15 +197,7 @@ func crowdWorld(t *testing.T, seed uint64) *World {
 		a.Pos = w.ground(at[i][0], at[i][1])
 	}
 	w.agentIdxDirty = true
-	for i, a := range w.agents {
-		switch {
-		case i%13 == 0:
-			w.kill(a, "test")
-		case i%9 == 0:
-			a.Pos = w.ground(rng.Float64()*30-15, rng.Float64()*30-15)
-			w.agentIdxDirty = true
-		}
-	}
+	stirAgents(w, rng, 13, 9, 30, 30)
 	return w
 }
 

@@ -8,6 +8,21 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// stirAgents kills every killEvery-th agent of w and moves every
+// moveEvery-th of the others to a random point of the sx × sz rectangle
+// centred on the origin.
+func stirAgents(w *World, rng *rand.Rand, killEvery, moveEvery int, sx, sz float64) {
+	for i, a := range w.agents {
+		switch {
+		case i%killEvery == 0:
+			w.kill(a, "test")
+		case i%moveEvery == 0:
+			a.Pos = w.ground(rng.Float64()*sx-sx/2, rng.Float64()*sz-sz/2)
+			w.agentIdxDirty = true
+		}
+	}
+}
+
 // TestObserveOrderListsTheLivingAgentsByPlace checks ObserveOrder on a
 // random crowd with dead agents and agents that moved: every living agent
 // exactly once, no dead one, and bucket by bucket of the agent index in
@@ -20,15 +35,9 @@ func TestObserveOrderListsTheLivingAgentsByPlace(t *testing.T) {
 	}
 	w, err := New(cfg)
 	require.NoError(t, err)
+	stirAgents(w, rng, 7, 5, 118, 78)
 	var living []int
 	for i, a := range w.agents {
-		switch {
-		case i%7 == 0:
-			w.kill(a, "test")
-		case i%5 == 0:
-			a.Pos = w.ground(rng.Float64()*118-59, rng.Float64()*78-39)
-			w.agentIdxDirty = true
-		}
 		if a.Alive {
 			living = append(living, i)
 		}
