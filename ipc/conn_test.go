@@ -191,8 +191,10 @@ func TestPingComesAnIntervalAfterTheLastMessage(t *testing.T) {
 	}()
 	var last time.Time
 	for range 9 {
-		send(t, client, map[string]any{"type": "decision", "tick": 1, "tool": "idle"})
+		// Taken before the send: the server hears the message after it,
+		// however late this goroutine runs again once the send returns.
 		last = time.Now()
+		send(t, client, map[string]any{"type": "decision", "tick": 1, "tool": "idle"})
 		select {
 		case at := <-pinged:
 			t.Fatalf("pinged %v after the last message, while the client talks", at.Sub(last))
