@@ -177,10 +177,13 @@ func rosterClient(t *testing.T, dial func() *client, i int, plan rosterPlan, rej
 	}
 }
 
+// tickInMessage finds the first tick an error message names.
+var tickInMessage = regexp.MustCompile(`tick (\d+)`)
+
 // errorTick is the tick an error message is about ("... tick 21 ...").
 func errorTick(m map[string]any) (int, bool) {
 	msg, _ := m["message"].(string)
-	sub := regexp.MustCompile(`tick (\d+)`).FindStringSubmatch(msg)
+	sub := tickInMessage.FindStringSubmatch(msg)
 	if sub == nil {
 		return 0, false
 	}

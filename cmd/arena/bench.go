@@ -45,6 +45,9 @@ func cmdBench(ctx context.Context, args []string, stdout io.Writer) error {
 		return benchSoak(ctx, stdout, ipcbench.SoakOptions{Agents: *agents, TickRate: *tickRate, Duration: *soak, Churn: *churn, Seed: *seed})
 	}
 	if *ipcMode {
+		if *profileFrom > 0 {
+			return fmt.Errorf("bench: --profile-from %d: not with --ipc (its profiles cover each measured run)", *profileFrom)
+		}
 		n := 100
 		fs.Visit(func(f *flag.Flag) {
 			if f.Name == "agents" {

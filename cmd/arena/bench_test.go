@@ -123,6 +123,7 @@ func TestBenchWindowsAndLateProfile(t *testing.T) {
 		{"--ticks", "20", "--profile-from", "5"},
 		{"--ticks", "20", "--profile-from", "20", "--cpuprofile", filepath.Join(dir, "never.pprof")},
 		{"--ticks", "20", "--profile-from", "-1", "--cpuprofile", filepath.Join(dir, "never.pprof")},
+		{"--ipc", "--ticks", "20", "--profile-from", "5", "--cpuprofile", filepath.Join(dir, "never.pprof")},
 	} {
 		_, _, err := arena(t, append([]string{"bench", "--agents", "5", "--size", "32"}, args...)...)
 		require.ErrorContains(t, err, "--profile-from", args)
