@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime/trace"
 
 	"github.com/arena-sim/arena/tools"
 	"github.com/arena-sim/arena/world"
@@ -28,12 +29,14 @@ type Gatherer interface {
 	Gather(ctx context.Context, tick int, obs []*world.Observation, decisions []world.Decision) error
 }
 
-// Streamer is implemented by Gatherers that want each observation as soon as
-// it is built, before the others (a server sends it on its way, so that the
-// agent thinks while the rest are built). Gather is still called with all of
-// them.
+// Streamer is implemented by Gatherers that want observations as soon as
+// they are built, before the others (a server sends them on their way, so
+// that agents think while the rest are built). Observed gets them in runs:
+// obs[k] is the observation of the agent at index lo+k, nil for a dead
+// agent; every living agent's comes in exactly one run, in no set order of
+// runs. Gather is still called with all of them.
 type Streamer interface {
-	Observed(tick, i int, obs *world.Observation)
+	Observed(tick, lo int, obs []*world.Observation)
 }
 
 // ConcurrentController is a Controller whose Decide may run on any goroutine
@@ -196,11 +199,14 @@ func (r *Runner) step(ctx context.Context, period int) (TickRecord, error) {
 	w := r.World
 	tick := w.Tick()
 	rec := TickRecord{Tick: tick}
+	defer trace.StartRegion(ctx, "tick").End()
 	if tick%period == 0 && r.workers() > 1 {
 		if err := r.decideParallel(ctx, tick); err != nil {
 			return rec, err
 		}
+		reg := trace.StartRegion(ctx, "apply")
 		r.apply(tick, &rec, r.pool.preps)
+		reg.End()
 	} else if tick%period == 0 {
 		agents := w.Agents()
 		decisions := r.decisions[:0]
@@ -234,7 +240,7 @@ func (r *Runner) step(ctx context.Context, period int) (TickRecord, error) {
 			for i, a := range agents {
 				if a.Alive {
 					observe(i)
-					stream.Observed(tick, i, obs[i])
+					stream.Observed(tick, i, obs[i:i+1])
 				}
 			}
 		} else {
@@ -254,7 +260,9 @@ func (r *Runner) step(ctx context.Context, period int) (TickRecord, error) {
 		}
 		r.apply(tick, &rec, nil)
 	}
+	reg := trace.StartRegion(ctx, "worldstep")
 	w.Step()
+	reg.End()
 	rec.Events = w.TakeEvents()
 	if r.Journal != nil || r.Record {
 		rec.Hash = world.FormatHash(w.StateHash())

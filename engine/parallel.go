@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -220,20 +221,18 @@ func (r *Runner) decideParallel(ctx context.Context, tick int) error {
 			p.prepared[i] = true
 		}
 	}
+	reg := trace.StartRegion(ctx, "observe")
 	w.BeginObserve()
 	var done func(lo, hi int)
 	if !whole || stream != nil {
 		done = func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				if obs[i] == nil {
-					continue
-				}
-				if !whole {
+			for i := lo; i < hi && !whole; i++ {
+				if obs[i] != nil {
 					w.FinishObserve(agents[i], obs[i])
 				}
-				if stream != nil {
-					stream.Observed(tick, i, obs[i])
-				}
+			}
+			if stream != nil {
+				stream.Observed(tick, lo, obs[lo:hi])
 			}
 		}
 	}
@@ -246,11 +245,15 @@ func (r *Runner) decideParallel(ctx context.Context, tick int) error {
 			decide(k, i)
 		}
 	}, done)
+	reg.End()
 	if r.OnObserve != nil {
 		r.OnObserve(tick, obs)
 	}
 	if g != nil {
-		if err := g.Gather(ctx, tick, obs, decisions); err != nil {
+		reg := trace.StartRegion(ctx, "gather")
+		err := g.Gather(ctx, tick, obs, decisions)
+		reg.End()
+		if err != nil {
 			return fmt.Errorf("gather decisions at tick %d: %w", tick, err)
 		}
 	} else {
@@ -271,6 +274,7 @@ func (r *Runner) decideParallel(ctx context.Context, tick int) error {
 		}
 	}
 	// Plan ahead for the decisions the workers have not seen yet.
+	defer trace.StartRegion(ctx, "prepare").End()
 	for i, d := range decisions {
 		if d.Tool != "" && !p.prepared[i] {
 			p.run(n-i, func(k *world.Worker, j int) {

@@ -208,7 +208,15 @@ func (c *Conn) Send(msg any) error {
 // that stays behind (MaxSkipped replacements in a row) is disconnected with
 // SLOW_CONSUMER.
 func (c *Conn) SendLatest(msg any) error {
-	return c.enqueue(msg, func(frame []byte) string {
+	frame, err := c.codec.marshalFrame(msg)
+	if err != nil {
+		return err
+	}
+	return c.sendLatestFrame(frame)
+}
+
+func (c *Conn) sendLatestFrame(frame []byte) error {
+	return c.enqueueFrame(frame, func(frame []byte) string {
 		if c.latest != nil {
 			if c.skipped++; c.skipped >= c.opt.MaxSkipped {
 				return fmt.Sprintf("%d observations in a row were replaced before they could be sent", c.skipped)
@@ -219,6 +227,40 @@ func (c *Conn) SendLatest(msg any) error {
 	})
 }
 
+// Batch holds observations encoded for several connections, to be sent
+// together: a server encodes a run of observations back to back, then writes
+// them back to back, which on a 2-core machine was faster than encoding and
+// writing each in turn (docs/performance.md, "Observations in batches").
+// The zero value is ready to use; it is not safe for concurrent use.
+type Batch struct {
+	items []batched
+}
+
+type batched struct {
+	c     *Conn
+	frame []byte
+}
+
+// AddLatest encodes msg for c; Send sends it as SendLatest would.
+func (b *Batch) AddLatest(c *Conn, msg any) error {
+	frame, err := c.codec.marshalFrame(msg)
+	if err != nil {
+		return err
+	}
+	b.items = append(b.items, batched{c, frame})
+	return nil
+}
+
+// Send sends what was added, in the order it was added, and empties the
+// batch.
+func (b *Batch) Send() {
+	for i, it := range b.items {
+		it.c.sendLatestFrame(it.frame)
+		b.items[i] = batched{}
+	}
+	b.items = b.items[:0]
+}
+
 // enqueue encodes msg and, under the lock, lets put store its frame. put
 // returns why the client is too slow, or "" when the frame was stored.
 func (c *Conn) enqueue(msg any, put func(frame []byte) string) error {
@@ -226,6 +268,11 @@ func (c *Conn) enqueue(msg any, put func(frame []byte) string) error {
 	if err != nil {
 		return err
 	}
+	return c.enqueueFrame(frame, put)
+}
+
+// enqueueFrame is enqueue with msg encoded.
+func (c *Conn) enqueueFrame(frame []byte, put func(frame []byte) string) error {
 	c.mu.Lock()
 	if c.closing {
 		c.mu.Unlock()

@@ -2,6 +2,7 @@ package ipc_test
 
 import (
 	"bytes"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -67,4 +68,35 @@ func TestSlowReaderGetsObservationsInOrderAndTheLastOne(t *testing.T) {
 		last = tick
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// A Batch sends nothing until Send, then what was added, in order, as
+// SendLatest would; a connection closed meanwhile does not keep the others
+// from theirs.
+func TestBatchSendsOnlyOnSendAndInOrder(t *testing.T) {
+	c1, client1, _ := serve(t, ipc.ConnOptions{})
+	c2, client2, _ := serve(t, ipc.ConnOptions{})
+	c3, _, _ := serve(t, ipc.ConnOptions{})
+	pong := func(id int) ipc.Pong {
+		b, err := cbor.Marshal(id)
+		require.NoError(t, err)
+		return ipc.Pong{Type: "pong", ID: b}
+	}
+	var b ipc.Batch
+	require.NoError(t, b.AddLatest(c1, pong(1)))
+	require.NoError(t, b.AddLatest(c3, pong(2)))
+	require.NoError(t, b.AddLatest(c2, pong(3)))
+	require.NoError(t, b.AddLatest(c1, pong(4)))
+	c3.Close()
+	client1.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	_, err := ipc.ReadFrame(client1, ipc.DefaultMaxFrame, nil)
+	require.ErrorIs(t, err, os.ErrDeadlineExceeded, "nothing is sent before Send")
+	b.Send()
+	require.Equal(t, uint64(1), recv(t, client1)["id"])
+	require.Equal(t, uint64(4), recv(t, client1)["id"])
+	require.Equal(t, uint64(3), recv(t, client2)["id"])
+	// Sent again, an emptied batch sends nothing more.
+	b.Send()
+	require.NoError(t, c1.Send(pong(5)))
+	require.Equal(t, uint64(5), recv(t, client1)["id"])
 }

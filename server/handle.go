@@ -272,7 +272,7 @@ func (s *Server) resendPending(sl *slot) {
 			msg.DeadlineMS = max(int(time.Until(sl.deadline).Milliseconds()), 1)
 			sl.conn.Await(sl.sentTick)
 		}
-		s.sendObservation(sl, msg)
+		s.sendObservation(sl, msg, nil)
 	}
 }
 
@@ -294,7 +294,7 @@ func (s *Server) tellDead(sl *slot) {
 		return
 	}
 	sl.toldDead, sl.obs = true, nil
-	s.sendObservation(sl, sl.observationMsg(s.w.Tick(), s.w.Observe(s.w.Agent(sl.id))))
+	s.sendObservation(sl, sl.observationMsg(s.w.Tick(), s.w.Observe(s.w.Agent(sl.id))), nil)
 }
 
 // welcome answers a session's hello (sl: its slot, nil for a spectator). It

@@ -181,6 +181,9 @@ type Server struct {
 	// shared encodes what the observations of a decision point share once
 	// for all of them; it is reset when the decision point ends (Gather).
 	shared ipc.SharedEncodings
+	// obsBatch holds the observations of a run streamed by Observed until
+	// they are sent together.
+	obsBatch ipc.Batch
 	// change is the last roster change computed (see sendObservation).
 	change struct {
 		from, to, left []string
@@ -425,10 +428,10 @@ func (s *Server) episodeStart(sl *slot) ipc.EpisodeStart {
 		Tick: s.w.Tick(), Objective: s.w.Objective(), AgentIDs: roster}
 }
 
-// sendObservation sends the slot's client an observation, with the roster
-// as changes from the one the client holds unless it asked for the whole
-// roster every time.
-func (s *Server) sendObservation(sl *slot, msg ipc.ObservationMsg) {
+// sendObservation sends the slot's client an observation (or, when b is not
+// nil, adds it to b for b.Send), with the roster as changes from the one the
+// client holds unless it asked for the whole roster every time.
+func (s *Server) sendObservation(sl *slot, msg ipc.ObservationMsg, b *ipc.Batch) {
 	to := msg.Observation.AgentIDs
 	if !sl.fullRoster {
 		if !sameSlice(s.change.from, sl.roster) || !sameSlice(s.change.to, to) {
@@ -441,7 +444,11 @@ func (s *Server) sendObservation(sl *slot, msg ipc.ObservationMsg) {
 		}
 	}
 	sl.sentRoster = to
-	sl.conn.SendLatest(msg)
+	if b != nil {
+		b.AddLatest(sl.conn, msg)
+	} else {
+		sl.conn.SendLatest(msg)
+	}
 }
 
 // sameSlice reports whether a and b are the same slice (the world's roster
@@ -670,8 +677,17 @@ func (s *Server) Gather(ctx context.Context, tick int, obs []*world.Observation,
 // Observed implements engine.Streamer: a remote agent's observation is sent
 // as soon as it is built, so that the agent decides while the others are
 // built. Its deadline starts then.
-func (s *Server) Observed(tick, i int, o *world.Observation) {
-	sl := s.order[i]
+func (s *Server) Observed(tick, lo int, obs []*world.Observation) {
+	for k, o := range obs {
+		if o != nil {
+			s.observed(tick, s.order[lo+k], o)
+		}
+	}
+	s.obsBatch.Send()
+}
+
+// observed adds a remote agent's observation to s.obsBatch.
+func (s *Server) observed(tick int, sl *slot, o *world.Observation) {
 	if sl.bot != nil {
 		return
 	}
@@ -690,7 +706,7 @@ func (s *Server) Observed(tick, i int, o *world.Observation) {
 		if s.opt.Mode == "lockstep" {
 			sl.conn.Await(tick)
 		}
-		s.sendObservation(sl, msg)
+		s.sendObservation(sl, msg, &s.obsBatch)
 	}
 }
 

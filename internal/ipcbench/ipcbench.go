@@ -40,6 +40,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime/trace"
 	"slices"
 	"strings"
 	"sync"
@@ -440,11 +441,15 @@ func echoServe(ctx context.Context, l net.Listener, frames [][]byte, rounds int)
 		}()
 	}
 	for range rounds {
+		treg := trace.StartRegion(ctx, "tick")
+		oreg := trace.StartRegion(ctx, "observe")
 		for i, nc := range conns {
 			if _, err := nc.Write(frames[i]); err != nil {
 				return err
 			}
 		}
+		oreg.End()
+		greg := trace.StartRegion(ctx, "gather")
 		for range n {
 			select {
 			case err := <-replies:
@@ -455,6 +460,8 @@ func echoServe(ctx context.Context, l net.Listener, frames [][]byte, rounds int)
 				return ctx.Err()
 			}
 		}
+		greg.End()
+		treg.End()
 	}
 	return nil
 }
