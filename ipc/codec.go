@@ -72,9 +72,45 @@ func (c *Codec) Marshal(v any) ([]byte, error) {
 	return b, nil
 }
 
-// framePool recycles the buffers of frames written (see marshalFrame) and
-// read (see Conn.readLoop), so that an idle connection holds none.
-var framePool sync.Pool // of *[]byte
+// sentFrames recycles the buffers of frames written (see marshalFrame), and
+// readFrames those of frames read (see Conn.readLoop), so that an idle
+// connection holds none. Apart, each holds buffers of its own sizes: a
+// decision's buffer taken to encode an observation would be grown, and
+// dropped, every time.
+var sentFrames, readFrames bufPool
+
+// bufPool recycles byte buffers without allocating: a buffer goes back in a
+// box taken from boxes, and its box goes back to boxes, empty, when the
+// buffer is taken. The zero value is ready to use.
+type bufPool struct {
+	bufs, boxes sync.Pool // of *[]byte
+}
+
+// get returns an empty buffer from the pool, or nil.
+func (p *bufPool) get() []byte {
+	box, ok := p.bufs.Get().(*[]byte)
+	if !ok {
+		return nil
+	}
+	b := (*box)[:0]
+	*box = nil
+	p.boxes.Put(box)
+	return b
+}
+
+// put hands b back for reuse (unless it is larger than maxPooledFrame); the
+// caller must not touch it afterwards.
+func (p *bufPool) put(b []byte) {
+	if cap(b) > maxPooledFrame {
+		return
+	}
+	box, ok := p.boxes.Get().(*[]byte)
+	if !ok {
+		box = new([]byte)
+	}
+	*box = b[:0]
+	p.bufs.Put(box)
+}
 
 // maxPooledFrame is the largest frame buffer kept for reuse.
 const maxPooledFrame = 64 << 10
@@ -83,11 +119,12 @@ const maxPooledFrame = 64 << 10
 // into a buffer that releaseFrame may recycle once the frame is written. The
 // bytes are those of AppendFrame(nil, Marshal(v)).
 func (c *Codec) marshalFrame(v any) ([]byte, error) {
+	if m, ok := v.(ObservationMsg); ok { // sent every tick
+		return c.marshalObservation(&m)
+	}
 	b := append(pooledFrame(), 0, 0, 0, 0)
 	var err error
-	switch m := v.(type) {
-	case ObservationMsg: // sent every tick
-		b, err = c.fast.appendObservationMsg(b, &m)
+	switch v.(type) {
 	case Frame:
 		b, err = c.fast.Append(b, v)
 	default:
@@ -102,23 +139,22 @@ func (c *Codec) marshalFrame(v any) ([]byte, error) {
 	return b, nil
 }
 
-// pooledFrame returns an empty buffer from the pool, or nil.
-func pooledFrame() []byte {
-	if p, ok := framePool.Get().(*[]byte); ok {
-		return (*p)[:0]
+// marshalObservation is marshalFrame for an observation, without boxing it.
+func (c *Codec) marshalObservation(m *ObservationMsg) ([]byte, error) {
+	b, err := c.fast.appendObservationMsg(append(pooledFrame(), 0, 0, 0, 0), m)
+	if err != nil {
+		return nil, fmt.Errorf("encode %T: %w", *m, err)
 	}
-	return nil
+	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
+	return b, nil
 }
 
-// releaseFrame hands a frame's buffer back for reuse; the caller must not
-// touch the frame afterwards.
-func releaseFrame(frame []byte) {
-	if cap(frame) > maxPooledFrame {
-		return
-	}
-	b := frame[:0]
-	framePool.Put(&b)
-}
+// pooledFrame returns an empty buffer to encode a frame in, or nil.
+func pooledFrame() []byte { return sentFrames.get() }
+
+// releaseFrame hands a written frame's buffer back for reuse; the caller
+// must not touch the frame afterwards.
+func releaseFrame(frame []byte) { sentFrames.put(frame) }
 
 // Decode decodes one frame's payload into a client message: *Hello, *Decision,
 // *Query, *Ping, *Pong, *Bye or *Control. Anything else is a non-fatal BAD_MESSAGE

@@ -241,9 +241,9 @@ type batched struct {
 	frame []byte
 }
 
-// AddLatest encodes msg for c; Send sends it as SendLatest would.
-func (b *Batch) AddLatest(c *Conn, msg any) error {
-	frame, err := c.codec.marshalFrame(msg)
+// AddObservation encodes msg for c; Send sends it as SendLatest would.
+func (b *Batch) AddObservation(c *Conn, msg *ObservationMsg) error {
+	frame, err := c.codec.marshalObservation(msg)
 	if err != nil {
 		return err
 	}
@@ -434,7 +434,7 @@ func (c *Conn) readLoop() {
 			break
 		}
 		msg, err := c.codec.Decode(frame)
-		releaseFrame(frame) // the message holds none of it
+		readFrames.put(frame) // the message holds none of it
 		if err != nil {
 			var pe *ProtocolError
 			if errors.As(err, &pe) {
@@ -488,15 +488,18 @@ func (r *liveReader) Read(p []byte) (int, error) {
 	c := r.c
 	for {
 		n, err := c.nc.Read(p)
-		var ne net.Error
-		switch {
-		case n > 0 || err == nil:
+		if n > 0 || err == nil {
 			r.last = time.Now()
 			if r.pinged { // the deadline was the ping's answer's
 				r.pinged = false
 				c.nc.SetReadDeadline(r.last.Add(c.opt.PingInterval))
 			}
 			return n, err
+		}
+		// (Declared here, as it escapes: a read that returns data
+		// allocates nothing.)
+		var ne net.Error
+		switch {
 		case !errors.As(err, &ne) || !ne.Timeout():
 			return n, err
 		case r.pinged:
@@ -537,7 +540,7 @@ func (c *Conn) readFrame(r io.Reader, hello bool) ([]byte, error) {
 	if err := checkLength(n, limit, when); err != nil {
 		return nil, err
 	}
-	return readBody(r, n, pooledFrame())
+	return readBody(r, n, readFrames.get())
 }
 
 // notifyEnd tells the inbox's owner the connection has ended. It waits as long

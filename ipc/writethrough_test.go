@@ -2,12 +2,14 @@ package ipc_test
 
 import (
 	"bytes"
+	"net"
 	"os"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/arena-sim/arena/ipc"
+	"github.com/arena-sim/arena/world"
 	"github.com/fxamacker/cbor/v2"
 	"github.com/stretchr/testify/require"
 )
@@ -77,26 +79,25 @@ func TestBatchSendsOnlyOnSendAndInOrder(t *testing.T) {
 	c1, client1, _ := serve(t, ipc.ConnOptions{})
 	c2, client2, _ := serve(t, ipc.ConnOptions{})
 	c3, _, _ := serve(t, ipc.ConnOptions{})
-	pong := func(id int) ipc.Pong {
-		b, err := cbor.Marshal(id)
-		require.NoError(t, err)
-		return ipc.Pong{Type: "pong", ID: b}
+	obs := func(tick int) *ipc.ObservationMsg {
+		return &ipc.ObservationMsg{Type: "observation", Tick: tick, Observation: &world.Observation{Tick: tick, AgentID: "a"}}
 	}
+	tick := func(nc net.Conn) uint64 { return recv(t, nc)["tick"].(uint64) }
 	var b ipc.Batch
-	require.NoError(t, b.AddLatest(c1, pong(1)))
-	require.NoError(t, b.AddLatest(c3, pong(2)))
-	require.NoError(t, b.AddLatest(c2, pong(3)))
-	require.NoError(t, b.AddLatest(c1, pong(4)))
+	require.NoError(t, b.AddObservation(c1, obs(1)))
+	require.NoError(t, b.AddObservation(c3, obs(2)))
+	require.NoError(t, b.AddObservation(c2, obs(3)))
+	require.NoError(t, b.AddObservation(c1, obs(4)))
 	c3.Close()
 	client1.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
 	_, err := ipc.ReadFrame(client1, ipc.DefaultMaxFrame, nil)
 	require.ErrorIs(t, err, os.ErrDeadlineExceeded, "nothing is sent before Send")
 	b.Send()
-	require.Equal(t, uint64(1), recv(t, client1)["id"])
-	require.Equal(t, uint64(4), recv(t, client1)["id"])
-	require.Equal(t, uint64(3), recv(t, client2)["id"])
+	require.Equal(t, uint64(1), tick(client1))
+	require.Equal(t, uint64(4), tick(client1))
+	require.Equal(t, uint64(3), tick(client2))
 	// Sent again, an emptied batch sends nothing more.
 	b.Send()
-	require.NoError(t, c1.Send(pong(5)))
-	require.Equal(t, uint64(5), recv(t, client1)["id"])
+	require.NoError(t, c1.SendLatest(*obs(5)))
+	require.Equal(t, uint64(5), tick(client1))
 }

@@ -445,7 +445,7 @@ func (s *Server) sendObservation(sl *slot, msg ipc.ObservationMsg, b *ipc.Batch)
 	}
 	sl.sentRoster = to
 	if b != nil {
-		b.AddLatest(sl.conn, msg)
+		b.AddObservation(sl.conn, &msg)
 	} else {
 		sl.conn.SendLatest(msg)
 	}
