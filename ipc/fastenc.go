@@ -288,8 +288,8 @@ func (e *fastEncoder) appendEmbedded(b []byte, m *ObservationMsg) ([]byte, error
 // Reset before the world changes again (and it keeps what it remembers alive
 // until then, so an address is not reused meanwhile).
 //
-// It also keeps the encoding of every entity in view (world.EntityView) by
-// name: the views of an entity in different observations differ only by
+// It also keeps the encoding of every entity in view (world.EntityView), by
+// its name: the views of an entity in different observations differ only by
 // their distance, so an entity is encoded once and its bytes are copied
 // around the distance of each view. A kept encoding is used only for a view
 // equal to the one it was made from in every field but the distance (read
@@ -299,8 +299,11 @@ func (e *fastEncoder) appendEmbedded(b []byte, m *ObservationMsg) ([]byte, error
 //
 // The zero value is ready to use; it is not safe for concurrent use.
 type SharedEncodings struct {
-	m     map[sharedKey][]byte
-	views map[string]*viewEncoding
+	m map[sharedKey][]byte
+	// views are keyed by where the entity's name's bytes are (the world
+	// hands out the same name each time): hashing a pointer does not read
+	// the name. A name at a new address only misses; same decides a hit.
+	views map[*byte]*viewEncoding
 	gen   uint32 // counts Resets, to drop the views not used since the last
 	// viewHits and viewMisses count the entities encoded from a kept
 	// encoding and anew.
@@ -404,17 +407,18 @@ func (vp *viewPlan) own(ptr unsafe.Pointer) {
 // one.
 func (s *SharedEncodings) appendView(b []byte, vp *viewPlan, ptr unsafe.Pointer) []byte {
 	v := (*world.EntityView)(ptr)
-	e := s.views[v.Name]
+	key := unsafe.StringData(v.Name)
+	e := s.views[key]
 	if e == nil || !vp.same(unsafe.Pointer(&e.view), ptr) {
 		start := len(b)
 		var split int
 		b, split = vp.encodeSplit(b, ptr)
 		if e == nil {
 			if s.views == nil {
-				s.views = map[string]*viewEncoding{}
+				s.views = map[*byte]*viewEncoding{}
 			}
 			e = &viewEncoding{}
-			s.views[v.Name] = e
+			s.views[key] = e
 		}
 		e.view = *v
 		vp.own(unsafe.Pointer(&e.view))
@@ -439,9 +443,9 @@ type sharedKey struct {
 // no observation saw since the previous Reset.
 func (s *SharedEncodings) Reset() {
 	clear(s.m)
-	for name, e := range s.views {
+	for key, e := range s.views {
 		if e.used != s.gen {
-			delete(s.views, name)
+			delete(s.views, key)
 		}
 	}
 	s.gen++
