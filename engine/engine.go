@@ -303,7 +303,7 @@ func (r *Runner) apply(tick int, rec *TickRecord, preps []tools.Prepared) {
 		if preps != nil {
 			prep = &preps[i]
 		}
-		res := r.Tools.DecidePrepared(w, agents[i].ID, tick, d, prep)
+		res := r.Tools.DecidePrepared(w, agents[i], tick, d, prep)
 		if r.Journal != nil || r.OnTick != nil {
 			rec.Decisions = append(rec.Decisions, DecisionEntry{Agent: agents[i].ID, Tool: d.Tool, Params: d.Params,
 				Reasoning: d.Reasoning, TimedOut: d.TimedOut, Result: res})

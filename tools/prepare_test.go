@@ -40,7 +40,7 @@ func TestDecidePreparedMatchesDecide(t *testing.T) {
 					return res, w.StateHash()
 				}
 				p := reg.Prepare(w.NewWorker(), w, "a1", d)
-				res := reg.DecidePrepared(w, "a1", w.Tick(), d, &p)
+				res := reg.DecidePrepared(w, w.Agent("a1"), w.Tick(), d, &p)
 				w.Step()
 				return res, w.StateHash()
 			}
@@ -58,6 +58,6 @@ func TestDecidePreparedForAnotherToolValidatesAgain(t *testing.T) {
 	w, reg := setup(t)
 	w.BeginObserve()
 	p := reg.Prepare(w.NewWorker(), w, "a1", world.Decision{Tool: "idle"})
-	res := reg.DecidePrepared(w, "a1", w.Tick(), world.Decision{Tool: "collect"}, &p)
+	res := reg.DecidePrepared(w, w.Agent("a1"), w.Tick(), world.Decision{Tool: "collect"}, &p)
 	requireFail(t, res, world.CodeInvalidParams, "target_name")
 }

@@ -270,18 +270,19 @@ func (t *Tool) validate(params map[string]any) (map[string]any, error) {
 // (messages, a query answer) is cleared first, so a query tool used as a
 // decision leaves its fresh answer for the next observation.
 func (r *Registry) Decide(w *world.World, agentID string, obsTick int, d world.Decision) world.ActionResult {
-	return r.DecidePrepared(w, agentID, obsTick, d, nil)
+	return r.decide(w, w.Agent(agentID), agentID, obsTick, d, nil)
 }
 
-// DecidePrepared is Decide with what Prepare worked out ahead for this
-// decision (nil: nothing).
-func (r *Registry) DecidePrepared(w *world.World, agentID string, obsTick int, d world.Decision, p *Prepared) world.ActionResult {
-	var a *world.Agent
-	if p != nil && p.tool != nil {
-		a = p.agent
-	} else {
-		a = w.Agent(agentID)
-	}
+// DecidePrepared is Decide for the world's agent a (not nil), with what
+// Prepare worked out ahead for this decision (nil: nothing). A caller that
+// holds the agent saves Decide's look-up of its id, which in a world of
+// thousands of agents misses the caches.
+func (r *Registry) DecidePrepared(w *world.World, a *world.Agent, obsTick int, d world.Decision, p *Prepared) world.ActionResult {
+	return r.decide(w, a, a.ID, obsTick, d, p)
+}
+
+// decide is Decide for agent a (nil: none is named agentID).
+func (r *Registry) decide(w *world.World, a *world.Agent, agentID string, obsTick int, d world.Decision, p *Prepared) world.ActionResult {
 	if a != nil {
 		w.BeginDecision(a)
 	}
@@ -300,7 +301,6 @@ func (r *Registry) DecidePrepared(w *world.World, agentID string, obsTick int, d
 // validated parameters. The zero value holds nothing.
 type Prepared struct {
 	tool   *Tool
-	agent  *world.Agent // World.Agent of the decision's agent
 	params map[string]any
 	err    error
 }
@@ -323,7 +323,7 @@ func (r *Registry) Prepare(k *world.Worker, w *world.World, agentID string, d wo
 	if err == nil && t.Prepare != nil && a != nil && a.Alive {
 		t.Prepare(&Call{World: w, Agent: a, Params: clean}, k)
 	}
-	return Prepared{tool: t, agent: a, params: clean, err: err}
+	return Prepared{tool: t, params: clean, err: err}
 }
 
 // guard asks every tool guard about a call: the first refusal wins (refused
