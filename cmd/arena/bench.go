@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"strings"
 	"time"
 
@@ -34,6 +35,7 @@ func cmdBench(ctx context.Context, args []string, stdout io.Writer) error {
 	repeat := fs.Int("repeat", 1, "--ipc: measure this many pairs of a lockstep and an echo run, alternating which goes first, and print each pair's ratios and the medians")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run's ticks to this file; with --ipc, of the measured part of each run, with -lockstep-N or -echo-N before its extension (N counts the pairs from 1)")
 	profileFrom := fs.Int("profile-from", 0, "with --cpuprofile: start the CPU profile after this many ticks, so that it covers only the later part of a long run (the JSON's windows give ns per agent-step by tenth of the run)")
+	traceFile := fs.String("trace", "", "--ipc: write an execution trace (runtime/trace) of the measured part of each run to this file, with -lockstep-N or -echo-N before its extension; `go tool trace` shows the regions of every tick (observe, gather, prepare, apply, worldstep) and of every echo round (observe, gather)")
 	memProfile := fs.String("memprofile", "", "write heap profiles (after a GC) at the first tenth of the run and at its end to this file, with -early or -end before its extension; `go tool pprof -base FILE-early FILE-end` shows what grew")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -54,7 +56,10 @@ func cmdBench(ctx context.Context, args []string, stdout io.Writer) error {
 				n = *agents
 			}
 		})
-		return benchIPC(ctx, stdout, n, *ticks, *seed, max(*repeat, 1), *cpuProfile, *asJSON)
+		return benchIPC(ctx, stdout, n, *ticks, *seed, max(*repeat, 1), measuredFiles{CPU: *cpuProfile, Trace: *traceFile}, *asJSON)
+	}
+	if *traceFile != "" {
+		return fmt.Errorf("bench: --trace %s: only with --ipc", *traceFile)
 	}
 	if *profileFrom > 0 && (*cpuProfile == "" || *profileFrom >= *ticks) {
 		return fmt.Errorf("bench: --profile-from %d: needs --cpuprofile and fewer than --ticks (%d)", *profileFrom, *ticks)
@@ -329,34 +334,69 @@ func benchSoak(ctx context.Context, stdout io.Writer, opt ipcbench.SoakOptions) 
 // benchIPC runs the lockstep benchmark of `go test -bench Lockstep100
 // ./server/` (internal/ipcbench) repeat times, alternating which of lockstep
 // and the echo goes first, and prints each pair's figures and the medians.
-func benchIPC(ctx context.Context, stdout io.Writer, agents, ticks int, seed uint64, repeat int, cpuProfile string, asJSON bool) error {
-	var profile func(pair int, lockstep bool) (start, stop func())
-	if cpuProfile != "" {
-		profile = func(pair int, lockstep bool) (start, stop func()) {
-			kind := "echo"
-			if lockstep {
-				kind = "lockstep"
-			}
-			ext := filepath.Ext(cpuProfile)
-			name := fmt.Sprintf("%s-%s-%d%s", strings.TrimSuffix(cpuProfile, ext), kind, pair+1, ext)
-			var f *os.File
-			start = func() {
-				var err error
-				if f, err = os.Create(name); err == nil {
-					err = pprof.StartCPUProfile(f)
-				}
-				if err != nil {
-					fmt.Fprintf(os.Stderr, "arena bench: cpu profile %s: %v\n", name, err)
-				}
-			}
-			stop = func() {
-				pprof.StopCPUProfile()
-				if f != nil {
-					f.Close()
-				}
-			}
-			return start, stop
+// measuredFiles are the files that --cpuprofile and --trace name (empty:
+// none), written for each measured run of --ipc.
+type measuredFiles struct{ CPU, Trace string }
+
+// forRun is file with -lockstep-N or -echo-N before its extension.
+func forRun(file string, pair int, lockstep bool) string {
+	kind := "echo"
+	if lockstep {
+		kind = "lockstep"
+	}
+	ext := filepath.Ext(file)
+	return fmt.Sprintf("%s-%s-%d%s", strings.TrimSuffix(file, ext), kind, pair+1, ext)
+}
+
+// record starts what mf asks for around one measured run.
+func (mf measuredFiles) record(pair int, lockstep bool) (start, stop func()) {
+	var files []*os.File
+	create := func(file string) *os.File {
+		f, err := os.Create(forRun(file, pair, lockstep))
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "arena bench: %v\n", err)
+			return nil
 		}
+		files = append(files, f)
+		return f
+	}
+	var cpu, tr bool
+	start = func() {
+		if mf.CPU != "" {
+			if f := create(mf.CPU); f != nil {
+				if err := pprof.StartCPUProfile(f); err != nil {
+					fmt.Fprintf(os.Stderr, "arena bench: cpu profile %s: %v\n", f.Name(), err)
+				}
+				cpu = true
+			}
+		}
+		if mf.Trace != "" {
+			if f := create(mf.Trace); f != nil {
+				if err := trace.Start(f); err != nil {
+					fmt.Fprintf(os.Stderr, "arena bench: trace %s: %v\n", f.Name(), err)
+				}
+				tr = true
+			}
+		}
+	}
+	stop = func() {
+		if cpu {
+			pprof.StopCPUProfile()
+		}
+		if tr {
+			trace.Stop()
+		}
+		for _, f := range files {
+			f.Close()
+		}
+	}
+	return start, stop
+}
+
+func benchIPC(ctx context.Context, stdout io.Writer, agents, ticks int, seed uint64, repeat int, mf measuredFiles, asJSON bool) error {
+	var profile func(pair int, lockstep bool) (start, stop func())
+	if mf != (measuredFiles{}) {
+		profile = mf.record
 	}
 	runs, err := ipcbench.Repeat(ctx, ipcbench.Options{Agents: agents, Rounds: ticks, Seed: seed}, repeat, profile)
 	if err != nil {

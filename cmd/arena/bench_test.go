@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
@@ -129,4 +130,28 @@ func TestBenchWindowsAndLateProfile(t *testing.T) {
 		require.ErrorContains(t, err, "--profile-from", args)
 	}
 	require.NoFileExists(t, filepath.Join(dir, "never.pprof"))
+}
+
+// TestBenchIPCTraceAndProfiles: with --ipc, --trace and --cpuprofile write a
+// trace and a profile of every measured run, named by run, and nothing
+// else; --trace without --ipc is refused.
+func TestBenchIPCTraceAndProfiles(t *testing.T) {
+	dir := t.TempDir()
+	_, _, err := arena(t, "bench", "--ipc", "--agents", "4", "--ticks", "5", "--json",
+		"--trace", filepath.Join(dir, "t.trace"), "--cpuprofile", filepath.Join(dir, "c.pprof"))
+	require.NoError(t, err)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	require.ElementsMatch(t, []string{"t-lockstep-1.trace", "t-echo-1.trace", "c-lockstep-1.pprof", "c-echo-1.pprof"}, names)
+	for _, n := range []string{"t-lockstep-1.trace", "t-echo-1.trace"} {
+		b, err := os.ReadFile(filepath.Join(dir, n))
+		require.NoError(t, err)
+		require.True(t, bytes.HasPrefix(b, []byte("go 1.")), "%s is a runtime trace", n)
+	}
+	_, _, err = arena(t, "bench", "--ticks", "5", "--trace", filepath.Join(dir, "x.trace"))
+	require.ErrorContains(t, err, "only with --ipc")
 }
