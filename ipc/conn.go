@@ -230,7 +230,8 @@ func (c *Conn) sendLatestFrame(frame []byte) error {
 // Batch holds observations encoded for several connections, to be sent
 // together: a server encodes a run of observations back to back, then writes
 // them back to back, which on a 2-core machine was faster than encoding and
-// writing each in turn (docs/performance.md, "Observations in batches").
+// writing each in turn (docs/performance.md, "Where a lockstep tick goes,
+// phase by phase").
 // The zero value is ready to use; it is not safe for concurrent use.
 type Batch struct {
 	items []batched
