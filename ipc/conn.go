@@ -215,6 +215,7 @@ func (c *Conn) SendLatest(msg any) error {
 	return c.sendLatestFrame(frame)
 }
 
+// sendLatestFrame is SendLatest with msg encoded.
 func (c *Conn) sendLatestFrame(frame []byte) error {
 	return c.enqueueFrame(frame, func(frame []byte) string {
 		if c.latest != nil {
