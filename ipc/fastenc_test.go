@@ -756,23 +756,3 @@ func TestSharedEncodingsOfEntitiesCompareEveryField(t *testing.T) {
 		t.Fatalf("%d entity encodings kept after two Resets without use", len(sh.views))
 	}
 }
-
-// A buffer handed back and taken again costs no allocation (the pool boxes
-// it in a box it recycles too).
-func TestBufPoolRecyclesWithoutAllocating(t *testing.T) {
-	var p bufPool
-	p.put(make([]byte, 0, 2048))
-	allocs := testing.AllocsPerRun(1000, func() {
-		b := p.get()
-		if cap(b) < 2048 {
-			b = make([]byte, 0, 2048)
-		}
-		p.put(append(b, 1, 2, 3))
-	})
-	if allocs != 0 {
-		t.Fatalf("%v allocations per buffer recycled, want 0", allocs)
-	}
-	if b := p.get(); len(b) != 0 || cap(b) < 2048 {
-		t.Fatalf("got a buffer of length %d and capacity %d, want an empty one of 2048", len(b), cap(b))
-	}
-}
