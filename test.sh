@@ -43,6 +43,8 @@ fi
 
 echo "== go test"
 go test -count=1 ./...
+# internal/tracephases is a module of its own (it needs golang.org/x/exp).
+(cd internal/tracephases && go vet . && go test -count=1 .)
 
 if command -v gcc >/dev/null 2>&1; then
   echo "== go test -race"
