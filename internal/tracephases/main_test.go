@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/trace"
 	"strings"
 	"sync/atomic"
@@ -24,6 +25,7 @@ func spin(d time.Duration) {
 // durations, and about two busy goroutines in observe against one in
 // worldstep.
 func TestReportsPhasesAndTheCoresBusy(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2)) // two Ps, whatever the machine
 	file := filepath.Join(t.TempDir(), "t.trace")
 	f, err := os.Create(file)
 	if err != nil {
