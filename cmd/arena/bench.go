@@ -331,9 +331,6 @@ func benchSoak(ctx context.Context, stdout io.Writer, opt ipcbench.SoakOptions) 
 	return nil
 }
 
-// benchIPC runs the lockstep benchmark of `go test -bench Lockstep100
-// ./server/` (internal/ipcbench) repeat times, alternating which of lockstep
-// and the echo goes first, and prints each pair's figures and the medians.
 // measuredFiles are the files that --cpuprofile and --trace name (empty:
 // none), written for each measured run of --ipc.
 type measuredFiles struct{ CPU, Trace string }
@@ -393,6 +390,10 @@ func (mf measuredFiles) record(pair int, lockstep bool) (start, stop func()) {
 	return start, stop
 }
 
+// benchIPC runs the lockstep benchmark of `go test -bench Lockstep100
+// ./server/` (internal/ipcbench) repeat times, alternating which of lockstep
+// and the echo goes first, and prints each pair's figures and the medians;
+// mf names the profiles and traces to write of each run.
 func benchIPC(ctx context.Context, stdout io.Writer, agents, ticks int, seed uint64, repeat int, mf measuredFiles, asJSON bool) error {
 	var profile func(pair int, lockstep bool) (start, stop func())
 	if mf != (measuredFiles{}) {
