@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime/trace"
-	"time"
 
 	"github.com/arena-sim/arena/tools"
 	"github.com/arena-sim/arena/world"
@@ -94,16 +93,13 @@ type Runner struct {
 	// observations are reused by the next decision point; copy what you keep.
 	OnObserve func(tick int, obs []*world.Observation)
 	// Workers is how many goroutines build observations, run concurrent
-	// controllers and plan paths at a decision point. 0 means GOMAXPROCS
-	// of them, and, without a Gatherer, only at the decision points where
-	// they have lately made ticks faster than the tick goroutine alone (see
-	// autoWorkers and WorkerShare). The world's state is the same at every
-	// tick whatever their number: workers only read, and decisions are
-	// applied on the tick goroutine in the seeded order.
+	// controllers and plan paths at a decision point (0: GOMAXPROCS). The
+	// world's state is the same at every tick whatever their number:
+	// workers only read, and decisions are applied on the tick goroutine in
+	// the seeded order.
 	Workers int
 
 	pool pool
-	auto autoWorkers
 	// minParallel: see pool (set by tests through export_test.go).
 	minParallel int
 	obs         map[string]*world.Observation
@@ -204,22 +200,14 @@ func (r *Runner) step(ctx context.Context, period int) (TickRecord, error) {
 	tick := w.Tick()
 	rec := TickRecord{Tick: tick}
 	defer trace.StartRegion(ctx, "tick").End()
-	decision := tick%period == 0
-	parallel := decision && r.workers() > 1
-	auto := parallel && r.Workers == 0 && r.Gatherer == nil // see autoWorkers
-	var start time.Time
-	if auto {
-		parallel = r.auto.parallel()
-		start = r.auto.clock()
-	}
-	if parallel {
+	if tick%period == 0 && r.workers() > 1 {
 		if err := r.decideParallel(ctx, tick); err != nil {
 			return rec, err
 		}
 		reg := trace.StartRegion(ctx, "apply")
 		r.apply(tick, &rec, r.pool.preps)
 		reg.End()
-	} else if decision {
+	} else if tick%period == 0 {
 		agents := w.Agents()
 		decisions := r.decisions[:0]
 		decisions = append(decisions, make([]world.Decision, len(agents))...)
@@ -275,9 +263,6 @@ func (r *Runner) step(ctx context.Context, period int) (TickRecord, error) {
 	reg := trace.StartRegion(ctx, "worldstep")
 	w.Step()
 	reg.End()
-	if auto {
-		r.auto.record(parallel, r.auto.clock().Sub(start))
-	}
 	rec.Events = w.TakeEvents()
 	if r.Journal != nil || r.Record {
 		rec.Hash = world.FormatHash(w.StateHash())

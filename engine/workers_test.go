@@ -3,9 +3,7 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
-	"runtime"
 	"testing"
-	"time"
 
 	"github.com/arena-sim/arena/engine"
 	"github.com/arena-sim/arena/eval"
@@ -125,45 +123,6 @@ func TestWorkersObserveLikeTheTickGoroutine(t *testing.T) {
 				require.NoError(t, err)
 			}
 			require.Positive(t, checked)
-		})
-	}
-}
-
-// TestWorkersChosenAsTheyPay runs a crowded world with Workers 0 on two Ps,
-// its clock making one way of running a tick twice as slow as the other:
-// the runner tries both ways, keeps to the faster, and tries both again.
-// Ticks run either way, mixed, play as on one worker.
-func TestWorkersChosenAsTheyPay(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
-	const ticks = 32 + 224 + 32 + 24 // a trial (16 ticks each way), the faster, a second trial, the faster
-	play := func(workers int, alone, onWorkers time.Duration) (*engine.Runner, []string, []string) {
-		w, ctrls, err := benchworld.New(benchworld.Options{Seed: 3, Agents: 80, Size: 40})
-		require.NoError(t, err)
-		r := &engine.Runner{World: w, Controllers: ctrls, MaxTicks: ticks, Workers: workers}
-		if workers == 0 {
-			engine.FakeAutoClock(r, alone, onWorkers)
-		}
-		h, rec := playTicks(t, r)
-		return r, h, rec
-	}
-	_, h1, r1 := play(1, 0, 0)
-	for _, c := range []struct {
-		name             string
-		alone, onWorkers time.Duration
-	}{
-		{"workers slower", time.Millisecond, 2 * time.Millisecond},
-		{"workers faster", 2 * time.Millisecond, time.Millisecond},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			r, h, rec := play(0, c.alone, c.onWorkers)
-			requireSameTicks(t, h1, r1, h, rec)
-			onWorkers, points := r.WorkerShare()
-			require.Equal(t, ticks, points)
-			slower := onWorkers
-			if c.onWorkers < c.alone {
-				slower = points - onWorkers
-			}
-			require.Equal(t, 2*16, slower, "ticks run the slower way: its trials only")
 		})
 	}
 }

@@ -76,11 +76,7 @@ func cmdBench(ctx context.Context, args []string, stdout io.Writer) error {
 		// The generated world's objective (10 resources each) can be met early.
 		ran = fmt.Sprintf("%d of %d ticks (every agent met the objective at tick %d, which ended the run)", r.Ticks, *ticks, r.Ticks)
 	}
-	pool := fmt.Sprintf("%d workers", r.Workers)
-	if r.WorkersShare != nil {
-		pool = fmt.Sprintf("%d workers, used at %.0f%% of the decision points (where they were faster than one)", r.Workers, *r.WorkersShare*100)
-	}
-	fmt.Fprintf(stdout, "world %gx%g, %d agents, %s, %s: build %s, run %s\n", r.Size, r.Size, r.Agents, pool, ran,
+	fmt.Fprintf(stdout, "world %gx%g, %d agents, %d workers, %s: build %s, run %s\n", r.Size, r.Size, r.Agents, r.Workers, ran,
 		time.Duration(r.BuildNS).Round(time.Millisecond), time.Duration(r.RunNS).Round(time.Millisecond))
 	fmt.Fprintf(stdout, "%.0f ticks/s, %.0f agent-steps/s (observations and built-in decisions included), %.0f ns and %.2f allocations per agent-step\n",
 		float64(r.Ticks)/(float64(r.RunNS)/1e9), r.AgentStepsPerSec, r.NSPerAgentStep, r.AllocsPerAgentStep)
@@ -109,20 +105,16 @@ func cmdBench(ctx context.Context, args []string, stdout io.Writer) error {
 // worldBench is what `arena bench` measures of the bench world; `--json`
 // prints it as it is.
 type worldBench struct {
-	Agents  int     `json:"agents"`
-	Size    float64 `json:"size"`
-	Workers int     `json:"workers"`
-	// WorkersShare, without --workers, is the share of the decision points
-	// that ran on the workers (the others ran on the tick goroutine alone,
-	// which was faster then: engine.Runner.Workers).
-	WorkersShare       *float64 `json:"workers_share,omitempty"`
-	Ticks              int      `json:"ticks"`
-	BuildNS            int64    `json:"build_ns"`
-	RunNS              int64    `json:"run_ns"`
-	AgentStepsPerSec   float64  `json:"agent_steps_per_sec"`
-	NSPerAgentStep     float64  `json:"ns_per_agent_step"`
-	AllocsPerAgentStep float64  `json:"allocs_per_agent_step"`
-	BytesPerAgentStep  float64  `json:"bytes_per_agent_step"`
+	Agents             int     `json:"agents"`
+	Size               float64 `json:"size"`
+	Workers            int     `json:"workers"`
+	Ticks              int     `json:"ticks"`
+	BuildNS            int64   `json:"build_ns"`
+	RunNS              int64   `json:"run_ns"`
+	AgentStepsPerSec   float64 `json:"agent_steps_per_sec"`
+	NSPerAgentStep     float64 `json:"ns_per_agent_step"`
+	AllocsPerAgentStep float64 `json:"allocs_per_agent_step"`
+	BytesPerAgentStep  float64 `json:"bytes_per_agent_step"`
 	// LiveHeapPerAgent is the live heap after a GC at the end, less the live
 	// heap before the world was built, per agent; LiveHeapPerAgentEarly is
 	// the same at EarlyTick (a tenth of the run): growth is the difference.
@@ -273,10 +265,6 @@ func benchWorld(ctx context.Context, opt benchworld.Options, ticks, workers int,
 	res.LiveHeap = append(res.LiveHeap, heapSample{out.Ticks, res.LiveHeapPerAgent})
 	writeProfile("end")
 	res.StateHash = world.FormatHash(w.StateHash())
-	if on, points := r.WorkerShare(); points > 0 {
-		share := float64(on) / float64(points)
-		res.WorkersShare = &share
-	}
 	runtime.KeepAlive(r) // its observations and workers count as live
 	if profErr != nil {
 		return nil, profErr
