@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 
@@ -124,9 +125,17 @@ func (c *Codec) marshalFrame(v any) ([]byte, error) {
 	}
 	b := append(pooledFrame(), 0, 0, 0, 0)
 	var err error
-	switch v.(type) {
+	switch m := v.(type) {
 	case Frame:
 		b, err = c.fast.Append(b, v)
+	case EpisodeEnd:
+		if m.results != nil { // the results as encoded once
+			b, err = c.fast.Append(slices.Grow(b, len(m.results)+1024), m.wire())
+			break
+		}
+		buf := bytes.NewBuffer(b)
+		err = c.enc.MarshalToBuffer(v, buf)
+		b = buf.Bytes()
 	default:
 		buf := bytes.NewBuffer(b)
 		err = c.enc.MarshalToBuffer(v, buf)

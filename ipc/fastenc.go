@@ -126,6 +126,15 @@ var (
 	}
 )
 
+// encodedCBOR is CBOR this package encoded itself (EpisodeEnd.ShareResults):
+// it marshals as those bytes, and the fast encoder copies them without the
+// well-formedness check fxamacker/cbor makes of a Marshaler's output (which
+// reads it all again).
+type encodedCBOR []byte
+
+// MarshalCBOR implements cbor.Marshaler.
+func (c encodedCBOR) MarshalCBOR() ([]byte, error) { return c, nil }
+
 // special reports whether fxamacker/cbor encodes t in a way of its own.
 func special(t reflect.Type) bool {
 	if specialTypes[t] {
@@ -484,6 +493,11 @@ func (e *fastEncoder) compile(t reflect.Type, building map[reflect.Type]*plan) *
 	}
 	p := &plan{}
 	building[t] = p
+	if t == reflect.TypeFor[encodedCBOR]() {
+		p.fn = func(b []byte, v reflect.Value) ([]byte, error) { return append(b, v.Bytes()...), nil }
+		p.emptyFn = func(v reflect.Value) bool { return v.Len() == 0 }
+		return p
+	}
 	if special(t) {
 		p.fn, p.delegated = e.delegate, true
 		return p
