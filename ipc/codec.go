@@ -124,18 +124,14 @@ func (c *Codec) marshalFrame(v any) ([]byte, error) {
 		return c.marshalObservation(&m)
 	}
 	b := append(pooledFrame(), 0, 0, 0, 0)
+	if e, ok := v.(EpisodeEnd); ok && e.results != nil {
+		v = e.wire() // with the results as encoded once, which the fast encoder copies
+		b = slices.Grow(b, len(e.results)+1024)
+	}
 	var err error
-	switch m := v.(type) {
-	case Frame:
+	switch v.(type) {
+	case Frame, episodeEndWire:
 		b, err = c.fast.Append(b, v)
-	case EpisodeEnd:
-		if m.results != nil { // the results as encoded once
-			b, err = c.fast.Append(slices.Grow(b, len(m.results)+1024), m.wire())
-			break
-		}
-		buf := bytes.NewBuffer(b)
-		err = c.enc.MarshalToBuffer(v, buf)
-		b = buf.Bytes()
 	default:
 		buf := bytes.NewBuffer(b)
 		err = c.enc.MarshalToBuffer(v, buf)
