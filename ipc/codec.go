@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"slices"
 	"strings"
 	"sync"
 
@@ -124,24 +123,32 @@ func (c *Codec) marshalFrame(v any) ([]byte, error) {
 		return c.marshalObservation(&m)
 	}
 	b := append(pooledFrame(), 0, 0, 0, 0)
-	if e, ok := v.(EpisodeEnd); ok && e.results != nil {
-		v = e.wire() // with the results as encoded once, which the fast encoder copies
-		b = slices.Grow(b, len(e.results)+1024)
-	}
 	var err error
-	switch v.(type) {
-	case Frame, episodeEndWire:
+	switch m := v.(type) {
+	case Frame:
 		b, err = c.fast.Append(b, v)
+	case EpisodeEnd:
+		if m.shared == nil {
+			b, err = c.marshalTo(b, v)
+			break
+		}
+		// The results as encoded at the first send (ShareResults).
+		b, err = c.fast.planFor(reflect.TypeFor[EpisodeEnd]()).encodeShared(b, reflect.ValueOf(&m).Elem(), m.shared)
 	default:
-		buf := bytes.NewBuffer(b)
-		err = c.enc.MarshalToBuffer(v, buf)
-		b = buf.Bytes()
+		b, err = c.marshalTo(b, v)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("encode %T: %w", v, err)
 	}
 	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
 	return b, nil
+}
+
+// marshalTo appends v's encoding by fxamacker/cbor to b.
+func (c *Codec) marshalTo(b []byte, v any) ([]byte, error) {
+	buf := bytes.NewBuffer(b)
+	err := c.enc.MarshalToBuffer(v, buf)
+	return buf.Bytes(), err
 }
 
 // marshalObservation is marshalFrame for an observation, without boxing it.

@@ -126,15 +126,6 @@ var (
 	}
 )
 
-// encodedCBOR is CBOR this package encoded itself (EpisodeEnd.ShareResults):
-// it marshals as those bytes, and the fast encoder copies them without the
-// well-formedness check fxamacker/cbor makes of a Marshaler's output (which
-// reads it all again).
-type encodedCBOR []byte
-
-// MarshalCBOR implements cbor.Marshaler.
-func (c encodedCBOR) MarshalCBOR() ([]byte, error) { return c, nil }
-
 // special reports whether fxamacker/cbor encodes t in a way of its own.
 func special(t reflect.Type) bool {
 	if specialTypes[t] {
@@ -460,9 +451,14 @@ func (s *SharedEncodings) Reset() {
 	s.gen++
 }
 
-// sharedFields are the fields of world.Observation that the world shares
-// between the observations of a decision point (maps or pointers).
-var sharedFields = map[string]bool{"objective": true, "available_recipes": true, "variables": true}
+// sharedFields are, by type, the fields (maps or pointers) that the
+// messages of one sending share: those of world.Observation that the world
+// shares between the observations of a decision point, and the results that
+// every session's episode_end carries (EpisodeEnd.ShareResults).
+var sharedFields = map[reflect.Type]map[string]bool{
+	reflect.TypeFor[world.Observation](): {"objective": true, "available_recipes": true, "variables": true},
+	reflect.TypeFor[EpisodeEnd]():        {"results": true},
+}
 
 func appendText(b []byte, s string) []byte {
 	return append(appendHead(b, 0x60, uint64(len(s))), s...)
@@ -493,11 +489,6 @@ func (e *fastEncoder) compile(t reflect.Type, building map[reflect.Type]*plan) *
 	}
 	p := &plan{}
 	building[t] = p
-	if t == reflect.TypeFor[encodedCBOR]() {
-		p.fn = func(b []byte, v reflect.Value) ([]byte, error) { return append(b, v.Bytes()...), nil }
-		p.emptyFn = func(v reflect.Value) bool { return v.Len() == 0 }
-		return p
-	}
 	if special(t) {
 		p.fn, p.delegated = e.delegate, true
 		return p
@@ -955,7 +946,7 @@ func (e *fastEncoder) compileStruct(p *plan, t reflect.Type, building map[reflec
 			return
 		}
 		key := append(appendHead(nil, 0x60, uint64(len(name))), name...)
-		shared := t == reflect.TypeFor[world.Observation]() && sharedFields[name] &&
+		shared := sharedFields[t][name] &&
 			(f.Type.Kind() == reflect.Map || f.Type.Kind() == reflect.Pointer)
 		fields = append(fields, structField{index: i, key: key, plan: fp, omitEmpty: omitEmpty,
 			direct: directOf(f.Type, fp), offset: f.Offset, n: arrayLen(f.Type), shared: shared})

@@ -187,44 +187,17 @@ type EpisodeEnd struct {
 	Observation *world.Observation `cbor:"observation,omitempty"`
 	Arrays      *rlarrays.Arrays   `cbor:"arrays,omitempty"`
 
-	results encodedCBOR // Results encoded (ShareResults), or nil
+	// shared, when set (ShareResults), keeps the results' encoding for
+	// e's copies.
+	shared *SharedEncodings
 }
 
-// ShareResults encodes e.Results once with c, so that sending e and its
-// copies to many connections copies those bytes rather than encoding the
-// results again for each: every session gets every agent's results, so
-// encoding them per session grew with the square of the agents. Call it
-// again after changing Results.
-func (e *EpisodeEnd) ShareResults(c *Codec) error {
-	e.results = nil
-	if e.Results == nil {
-		return nil
-	}
-	b, err := c.Marshal(e.Results)
-	if err != nil {
-		return err
-	}
-	e.results = b
-	return nil
-}
-
-// episodeEndWire is EpisodeEnd as sent after ShareResults: the same fields
-// (TestEpisodeEndWireMatchesEpisodeEnd), with the results' bytes.
-type episodeEndWire struct {
-	Type        string             `cbor:"type"`
-	Episode     int                `cbor:"episode"`
-	Tick        int                `cbor:"tick"`
-	Reason      string             `cbor:"reason"`
-	Final       bool               `cbor:"final"`
-	Results     encodedCBOR        `cbor:"results,omitempty"`
-	Observation *world.Observation `cbor:"observation,omitempty"`
-	Arrays      *rlarrays.Arrays   `cbor:"arrays,omitempty"`
-}
-
-// wire is e as sent once ShareResults has encoded its results.
-func (e *EpisodeEnd) wire() episodeEndWire {
-	return episodeEndWire{Type: e.Type, Episode: e.Episode, Tick: e.Tick, Reason: e.Reason, Final: e.Final,
-		Results: e.results, Observation: e.Observation, Arrays: e.Arrays}
+// ShareResults makes e and the copies made of it afterwards encode
+// Results once, at the first send, and copy those bytes at the next:
+// every session gets every agent's results, so encoding them per session
+// grew with the square of the agents. Results must not change afterwards.
+func (e *EpisodeEnd) ShareResults() {
+	e.shared = &SharedEncodings{}
 }
 
 // Frame is what spectators receive every tick: every agent with its current

@@ -470,9 +470,7 @@ func (s *Server) agentSeed(sl *slot) uint64 {
 // endEpisode sends end to every session, with, to each agent's, its
 // observation after the last tick.
 func (s *Server) endEpisode(end ipc.EpisodeEnd) {
-	if err := end.ShareResults(s.codec); err != nil {
-		s.log.Error("encode results", "err", err) // each session's send encodes them then
-	}
+	end.ShareResults()
 	for c, sess := range s.sessions {
 		msg := end
 		switch sl := sess.slot; {
