@@ -65,7 +65,9 @@ type Options struct {
 	Episodes int
 	Conn     ipc.ConnOptions
 	// MaxConns bounds the connections open at once, sessions of every kind;
-	// one more is refused with SERVER_BUSY [DefaultMaxConns].
+	// one more is refused with SERVER_BUSY [DefaultMaxConns, or the agent
+	// slots without a bot plus DefaultMaxUnauthenticated when that is more].
+	// Fewer than those slots is an error.
 	MaxConns int
 	// MaxUnauthenticated bounds the connections whose hello has not been
 	// accepted yet; one more is refused with SERVER_BUSY
@@ -225,9 +227,6 @@ func New(opt Options) (*Server, error) {
 	if opt.SecretSeed == 0 {
 		opt.SecretSeed = engine.FreshSeed()
 	}
-	if opt.MaxConns <= 0 {
-		opt.MaxConns = DefaultMaxConns
-	}
 	if opt.MaxUnauthenticated <= 0 {
 		opt.MaxUnauthenticated = DefaultMaxUnauthenticated
 	}
@@ -251,6 +250,13 @@ func New(opt Options) (*Server, error) {
 	agents := w.Agents()
 	if opt.Bots < 0 || opt.Bots > len(agents) {
 		return nil, fmt.Errorf("server: %d bots for %d slots", opt.Bots, len(agents))
+	}
+	clients := len(agents) - opt.Bots
+	switch {
+	case opt.MaxConns <= 0:
+		s.opt.MaxConns = max(DefaultMaxConns, clients+DefaultMaxUnauthenticated)
+	case opt.MaxConns < clients:
+		return nil, fmt.Errorf("server: at most %d connections (MaxConns) for %d agent slots without a bot", opt.MaxConns, clients)
 	}
 	for _, a := range agents {
 		sl := &slot{id: a.ID, team: a.Team}

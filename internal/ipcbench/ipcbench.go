@@ -231,7 +231,8 @@ func Median(results []*Result) Result {
 // each sees about four others (perception radius 10), as in the world-step
 // benchmark, and closer for more (2.8 units apart for 1,000: each sees about
 // 40). With spacing > 0 the agents are that far apart instead, on a field
-// grown to hold them (the rest stays in its middle 100×100).
+// grown to hold them (the rest stays in its middle 100×100). Grid points on
+// a wall are left out, and the grid has as many more columns as that takes.
 func Scenario(n int, spacing float64) (*scenarios.Scenario, error) {
 	var sb strings.Builder
 	list := func(items []string) string { return strings.Join(items, ",\n    ") }
@@ -246,16 +247,35 @@ func Scenario(n int, spacing float64) (*scenarios.Scenario, error) {
 		return true
 	}
 	var obstacles, resources, spawns []string
+	// The walls, as boxes: centre and size.
+	walls := []struct{ x, z, w, d float64 }{{-20, 5, 1, 12}, {25, -20, 14, 1}}
+	onWall := func(x, z float64) bool { // as the scenario's validation has it
+		for _, b := range walls {
+			if math.Abs(x-b.x) < b.w/2 && math.Abs(z-b.z) < b.d/2 {
+				return true
+			}
+		}
+		return false
+	}
 	side := int(math.Ceil(math.Sqrt(float64(n))))
 	step, size := 90.0/float64(side), 100.0
 	if spacing > 0 {
-		step, size = spacing, max(100, spacing*float64(side)+10)
+		step = spacing
 	}
 	half := step * float64(side) / 2
-	for k := 0; k < n; k++ {
-		x, z := -half+step*(float64(k%side)+0.5), -half+step*(float64(k/side)+0.5)
-		spawns = append(spawns, fmt.Sprintf("[%g, 0, %g]", x, z))
-		taken = append(taken, point{x, z})
+	for cols := side; len(spawns) < n; cols++ {
+		spawns, taken = spawns[:0], taken[:0]
+		for k := 0; len(spawns) < n && k < cols*side; k++ {
+			x, z := -half+step*(float64(k%cols)+0.5), -half+step*(float64(k/cols)+0.5)
+			if onWall(x, z) {
+				continue
+			}
+			spawns = append(spawns, fmt.Sprintf("[%g, 0, %g]", x, z))
+			taken = append(taken, point{x, z})
+		}
+		if spacing > 0 {
+			size = max(100, spacing*float64(cols)+10)
+		}
 	}
 	types := []string{"berry", "wood", "stone", "mushroom"}
 	for k := 0; k < 48; k++ {
@@ -275,9 +295,9 @@ func Scenario(n int, spacing float64) (*scenarios.Scenario, error) {
 			}
 		}
 	}
-	obstacles = append(obstacles,
-		`{"name": "Wall1", "type": "wall", "position": [-20, 0, 5], "shape": "box", "size": [1, 12]}`,
-		`{"name": "Wall2", "type": "wall", "position": [25, 0, -20], "shape": "box", "size": [14, 1]}`)
+	for i, b := range walls {
+		obstacles = append(obstacles, fmt.Sprintf(`{"name": "Wall%d", "type": "wall", "position": [%g, 0, %g], "shape": "box", "size": [%g, %g]}`, i+1, b.x, b.z, b.w, b.d))
+	}
 	fmt.Fprintf(&sb, `{
   "name": "ipcbench",
   "description": "Benchmark field: %d agents on an open 100x100 field with trees, rocks, resources and mud.",

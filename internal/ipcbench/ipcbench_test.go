@@ -1,6 +1,7 @@
 package ipcbench
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -9,6 +10,48 @@ import (
 	"github.com/arena-sim/arena/world"
 	"github.com/fxamacker/cbor/v2"
 )
+
+// The benchmark's field takes any number of agents: grid points that fall
+// on a wall (400, 1,100 or 5,000 agents, say) are skipped, not refused, and
+// the agents stay on the field, spaced as asked.
+func TestScenarioTakesAnyNumberOfAgents(t *testing.T) {
+	cases := []struct {
+		n       int
+		spacing float64
+	}{{1, 0}, {100, 0}, {400, 0}, {500, 0}, {700, 0}, {1000, 0}, {1100, 0}, {1399, 0}, {1444, 0}, {2000, 0},
+		{5000, 0}, {10000, 0}, {1000, 3}, {5000, 1.3}}
+	for n := 2; n <= 1500; n += 37 {
+		cases = append(cases, struct {
+			n       int
+			spacing float64
+		}{n, 0})
+	}
+	for _, c := range cases {
+		sc, err := Scenario(c.n, c.spacing)
+		if err != nil {
+			t.Fatalf("%d agents, spacing %g: %v", c.n, c.spacing, err)
+		}
+		spawns := sc.Agents.Spawns
+		if len(spawns) != c.n || sc.Agents.Count != c.n {
+			t.Fatalf("%d agents, spacing %g: %d spawns for a count of %d", c.n, c.spacing, len(spawns), sc.Agents.Count)
+		}
+		seen := map[[2]float64]bool{}
+		for _, p := range spawns {
+			if seen[[2]float64{p[0], p[2]}] {
+				t.Fatalf("%d agents: two spawn at %v", c.n, p)
+			}
+			seen[[2]float64{p[0], p[2]}] = true
+			if half := sc.Size[0] / 2; math.Abs(p[0]) >= half || math.Abs(p[2]) >= half {
+				t.Fatalf("%d agents: spawn %v off the %g-wide field", c.n, p, sc.Size[0])
+			}
+		}
+		if c.spacing > 0 && c.n > 1 {
+			if d := math.Hypot(spawns[1][0]-spawns[0][0], spawns[1][2]-spawns[0][2]); math.Abs(d-c.spacing) > 1e-9 {
+				t.Fatalf("%d agents: spawns %g apart, want %g", c.n, d, c.spacing)
+			}
+		}
+	}
+}
 
 // The lean clients' reader must read what a full CBOR decoder reads.
 func TestParseHeadMatchesCBOR(t *testing.T) {
