@@ -15,7 +15,12 @@
 //
 // The commands and their help are in cli.go's table; every command checks
 // its flags there (names with "did you mean", numbers) before any work.
+//
+// default.pgo is the profile `go build` optimises the command with; pgo.sh
+// makes it.
 package main
+
+//go:generate ./pgo.sh
 
 import (
 	"context"
