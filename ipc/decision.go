@@ -50,7 +50,7 @@ func decodeDecision(b []byte) (*Decision, bool) {
 			if !ok {
 				return nil, false
 			}
-			d.Tool = string(v)
+			d.Tool = toolName(v)
 		case "reasoning":
 			bit = 8
 			v, ok := p.text()
@@ -72,6 +72,28 @@ func decodeDecision(b []byte) (*Decision, bool) {
 		seen |= bit
 	}
 	return d, seen&1 != 0 && p.off == len(p.b)
+}
+
+// toolName is the tool named by b: a universal tool's name without
+// allocating, any other as a new string.
+func toolName(b []byte) string {
+	switch string(b) {
+	case "idle":
+		return "idle"
+	case "move_to":
+		return "move_to"
+	case "collect":
+		return "collect"
+	case "craft":
+		return "craft"
+	case "query_world":
+		return "query_world"
+	case "query_inventory":
+		return "query_inventory"
+	case "send_message":
+		return "send_message"
+	}
+	return string(b)
 }
 
 // text reads a text string (valid UTF-8); the bytes are the frame's.

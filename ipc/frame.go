@@ -4,6 +4,7 @@
 package ipc
 
 import (
+	"bufio"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -61,8 +62,25 @@ func ReadFrame(r io.Reader, max int, buf []byte) ([]byte, error) {
 	return readBody(r, n, buf)
 }
 
-// readLength reads a frame's 4-byte length.
+// readLength reads a frame's 4-byte length. From a bufio.Reader (what the
+// server and the clients read through) it peeks: the 4 bytes read into an
+// array would escape to the heap through io.ReadFull, an allocation per
+// frame.
 func readLength(r io.Reader) (int, error) {
+	if br, ok := r.(*bufio.Reader); ok {
+		b, err := br.Peek(4)
+		if len(b) == 4 {
+			br.Discard(4)
+			return int(binary.BigEndian.Uint32(b)), nil
+		}
+		// Fewer than 4 bytes before an error, which io.ReadFull reports
+		// so: io.EOF only when nothing came.
+		br.Discard(len(b))
+		if len(b) > 0 && err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return 0, err
+	}
 	var hdr [4]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
 		return 0, err

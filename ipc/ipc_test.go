@@ -1,10 +1,12 @@
 package ipc_test
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"runtime"
 	"strings"
@@ -178,9 +180,20 @@ func FuzzReadFrame(f *testing.F) {
 		if oneByte {
 			r = iotest.OneByteReader(r)
 		}
+		// The same stream through a bufio.Reader (whose lengths are
+		// peeked, not read) gives the same frames and the same errors.
+		var br io.Reader = bytes.NewReader(b)
+		if oneByte {
+			br = iotest.OneByteReader(br)
+		}
+		br = bufio.NewReaderSize(br, 16)
 		off := 0
 		for {
 			frame, err := ipc.ReadFrame(r, 1024, nil)
+			bframe, berr := ipc.ReadFrame(br, 1024, nil)
+			if !bytes.Equal(frame, bframe) || fmt.Sprint(err) != fmt.Sprint(berr) || errors.Is(err, io.EOF) != errors.Is(berr, io.EOF) {
+				t.Fatalf("at %d: %x, %v read plainly; %x, %v through bufio", off, frame, err, bframe, berr)
+			}
 			if err != nil {
 				var pe *ipc.ProtocolError
 				if errors.As(err, &pe) && !pe.Fatal {
@@ -265,4 +278,22 @@ func FuzzDecode(f *testing.F) {
 			t.Fatal("no message and no error")
 		}
 	})
+}
+
+// A frame read through a bufio.Reader into a buffer large enough allocates
+// nothing: its length is peeked (read into an array, it escaped to the
+// heap through io.ReadFull, one allocation per frame on every connection).
+func TestReadFrameFromBufioAllocatesNothing(t *testing.T) {
+	frame := ipc.AppendFrame(nil, []byte("\xa1\x64type\x64idle"))
+	stream := bytes.Repeat(frame, 200)
+	src := bytes.NewReader(stream)
+	br := bufio.NewReader(src)
+	buf := make([]byte, 0, 64)
+	allocs := testing.AllocsPerRun(100, func() {
+		f, err := ipc.ReadFrame(br, 1024, buf)
+		if err != nil || !bytes.Equal(f, frame[4:]) {
+			t.Fatalf("read %x, %v", f, err)
+		}
+	})
+	require.Zero(t, allocs)
 }
