@@ -20,9 +20,9 @@ func TestMaxConnsCoversTheClientSlots(t *testing.T) {
 		return sc
 	}
 	for _, c := range []struct {
-		agents, bots, maxConns int
-		want                   int
-		err                    string
+		agents, bots, maxConns, maxUnauth int
+		want                              int
+		err                               string
 	}{
 		{agents: 10, want: DefaultMaxConns},
 		{agents: 5000, want: 5000 + DefaultMaxUnauthenticated},
@@ -31,8 +31,9 @@ func TestMaxConnsCoversTheClientSlots(t *testing.T) {
 		{agents: 10, maxConns: 10, want: 10},
 		{agents: 10, bots: 4, maxConns: 6, want: 6},
 		{agents: 10, bots: 4, maxConns: 5, err: "server: at most 5 connections (MaxConns) for 6 agent slots without a bot"},
+		{agents: 5000, maxUnauth: 10, want: 5010},
 	} {
-		s, err := New(Options{Scenario: field(c.agents), Seed: 1, Agents: c.agents, Bots: c.bots, MaxConns: c.maxConns})
+		s, err := New(Options{Scenario: field(c.agents), Seed: 1, Agents: c.agents, Bots: c.bots, MaxConns: c.maxConns, MaxUnauthenticated: c.maxUnauth})
 		if c.err != "" {
 			require.EqualError(t, err, c.err)
 			continue

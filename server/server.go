@@ -66,8 +66,8 @@ type Options struct {
 	Conn     ipc.ConnOptions
 	// MaxConns bounds the connections open at once, sessions of every kind;
 	// one more is refused with SERVER_BUSY [DefaultMaxConns, or the agent
-	// slots without a bot plus DefaultMaxUnauthenticated when that is more].
-	// Fewer than those slots is an error.
+	// slots without a bot plus MaxUnauthenticated when that is more]. Fewer
+	// than those slots is an error.
 	MaxConns int
 	// MaxUnauthenticated bounds the connections whose hello has not been
 	// accepted yet; one more is refused with SERVER_BUSY
@@ -254,7 +254,7 @@ func New(opt Options) (*Server, error) {
 	clients := len(agents) - opt.Bots
 	switch {
 	case opt.MaxConns <= 0:
-		s.opt.MaxConns = max(DefaultMaxConns, clients+DefaultMaxUnauthenticated)
+		s.opt.MaxConns = max(DefaultMaxConns, clients+opt.MaxUnauthenticated)
 	case opt.MaxConns < clients:
 		return nil, fmt.Errorf("server: at most %d connections (MaxConns) for %d agent slots without a bot", opt.MaxConns, clients)
 	}

@@ -50,7 +50,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	mcpListen := fs.String("mcp-listen", "", "also serve MCP clients on tcp:HOST:PORT (Streamable HTTP at http://HOST:PORT/mcp): each MCP session plays a free agent slot, or its token's (docs/mcp.md)")
 	var ops opsFlags
 	ops.register(fs)
-	maxConns := fs.Int("max-conns", 0, "connections open at once (agents, spectators and strangers); more are refused with SERVER_BUSY; 0: 4096, or the client slots plus 256 when that is more")
+	maxConns := fs.Int("max-conns", 0, "connections open at once (agents, spectators and strangers); more are refused with SERVER_BUSY; 0: 4096, or the client slots plus --max-unauthenticated when that is more")
 	maxUnauth := fs.Int("max-unauthenticated", server.DefaultMaxUnauthenticated, "connections that have not said hello yet; more are refused with SERVER_BUSY")
 	helloTimeout := fs.Duration("hello-timeout", 10*time.Second, "drop a connection whose hello has not been accepted this long after it connected")
 	pingInterval := fs.Duration("ping-interval", 5*time.Second, "ping a session that has sent nothing for this long")
