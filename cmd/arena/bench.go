@@ -131,6 +131,9 @@ type worldBench struct {
 	// EndReason is why the run ended: "time_limit" after the ticks asked
 	// for, or "completed" when every agent met the objective before.
 	EndReason string `json:"end_reason"`
+	// PGO names the profile the command was built with ("": none), so that
+	// figures of differently built binaries are not compared unawares.
+	PGO string `json:"pgo"`
 }
 
 // benchProfiles names the files of a world bench's profiles ("": none);
@@ -181,7 +184,7 @@ func benchWorld(ctx context.Context, opt benchworld.Options, ticks, workers int,
 	}
 	n := float64(len(w.Agents()))
 	perAgent := func(heap uint64) float64 { return (float64(heap) - float64(base)) / n }
-	res := &worldBench{Agents: len(w.Agents()), Size: opt.Size, Workers: workers, BuildNS: build.Nanoseconds(), EarlyTick: max(ticks/10, 1)}
+	res := &worldBench{Agents: len(w.Agents()), Size: opt.Size, Workers: workers, BuildNS: build.Nanoseconds(), EarlyTick: max(ticks/10, 1), PGO: readBuildInfo().PGO}
 	var profErr error
 	if memProfile != "" {
 		// Every 4 KiB allocated is sampled (not every 512 KiB): growth of
@@ -415,6 +418,7 @@ func benchIPC(ctx context.Context, stdout io.Writer, agents, ticks int, seed uin
 			"echo_rtt_p50_ns": e.RTTP50.Nanoseconds(), "echo_rtt_p99_ns": e.RTTP99.Nanoseconds(),
 			"cpu_ns_per_decision": l.CPUPerDecision.Nanoseconds(), "echo_cpu_ns_per_decision": e.CPUPerDecision.Nanoseconds(),
 			"observation_bytes": l.ObsBytes, "decision_bytes": l.DecisionBytes,
+			"pgo": readBuildInfo().PGO,
 		}
 		if repeat > 1 {
 			var pairs []map[string]any

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -215,6 +216,12 @@ func TestVersion(t *testing.T) {
 	require.Equal(t, "arena (devel), commit unknown, go1.x", buildInfo{Version: "(devel)", Commit: "unknown", Go: "go1.x"}.String())
 	require.Equal(t, "arena v1.2.0, commit abc (2025-01-02T03:04:05Z), with uncommitted changes, go1.x",
 		buildInfo{Version: "v1.2.0", Commit: "abc", Time: "2025-01-02T03:04:05Z", Modified: true, Go: "go1.x"}.String())
+	// What a build records: its VCS stamp and the profile it was optimised with.
+	b := parseBuildInfo(&debug.BuildInfo{Main: debug.Module{Version: "v1.3.0"}, Settings: []debug.BuildSetting{
+		{Key: "-pgo", Value: "/src/arena/cmd/arena/default.pgo"}, {Key: "vcs.revision", Value: "def"}, {Key: "vcs.modified", Value: "false"}}}, "go1.y")
+	require.Equal(t, buildInfo{Version: "v1.3.0", Commit: "def", Go: "go1.y", PGO: "default.pgo"}, b)
+	require.Equal(t, "arena v1.3.0, commit def, optimised with default.pgo, go1.y", b.String())
+	require.Equal(t, buildInfo{Version: "(devel)", Commit: "unknown", Go: "go1.y"}, parseBuildInfo(&debug.BuildInfo{}, "go1.y"))
 }
 
 // The completion scripts are generated from the commands' flag sets: every

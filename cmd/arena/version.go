@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 )
@@ -14,16 +15,24 @@ type buildInfo struct {
 	Time     string // the commit's time, "" when not recorded
 	Modified bool   // the work tree had changes
 	Go       string
+	// PGO is the file name of the profile the build was optimised with
+	// (cmd/arena/default.pgo, see pgo.sh), "" for none.
+	PGO string
 }
 
 // readBuildInfo reads the module version and VCS stamp of this binary
 // (go build stamps them; go run and tests may not).
 func readBuildInfo() buildInfo {
-	b := buildInfo{Version: "(devel)", Commit: "unknown", Go: runtime.Version()}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return b
+		return buildInfo{Version: "(devel)", Commit: "unknown", Go: runtime.Version()}
 	}
+	return parseBuildInfo(bi, runtime.Version())
+}
+
+// parseBuildInfo is readBuildInfo's reading of what a build recorded.
+func parseBuildInfo(bi *debug.BuildInfo, goVersion string) buildInfo {
+	b := buildInfo{Version: "(devel)", Commit: "unknown", Go: goVersion}
 	if bi.Main.Version != "" {
 		b.Version = bi.Main.Version
 	}
@@ -35,6 +44,8 @@ func readBuildInfo() buildInfo {
 			b.Time = s.Value
 		case "vcs.modified":
 			b.Modified = s.Value == "true"
+		case "-pgo":
+			b.PGO = filepath.Base(s.Value)
 		}
 	}
 	return b
@@ -47,6 +58,9 @@ func (b buildInfo) String() string {
 	}
 	if b.Modified {
 		s += ", with uncommitted changes"
+	}
+	if b.PGO != "" {
+		s += ", optimised with " + b.PGO
 	}
 	return s + ", " + b.Go
 }
