@@ -4,6 +4,9 @@ import (
 	"encoding/binary"
 	"math"
 	"unicode/utf8"
+
+	"github.com/arena-sim/arena/tools"
+	"github.com/arena-sim/arena/world"
 )
 
 // decodeDecision decodes the usual decision (the one message every agent
@@ -74,24 +77,22 @@ func decodeDecision(b []byte) (*Decision, bool) {
 	return d, seen&1 != 0 && p.off == len(p.b)
 }
 
+// toolNames maps the universal tools' names to themselves, so that a
+// decision naming one (nearly every decision) takes its name without
+// allocating. Read only after init.
+var toolNames = func() map[string]string {
+	m := map[string]string{}
+	for _, t := range tools.Universal(world.Rules{}) {
+		m[t.Name] = t.Name
+	}
+	return m
+}()
+
 // toolName is the tool named by b: a universal tool's name without
 // allocating, any other as a new string.
 func toolName(b []byte) string {
-	switch string(b) {
-	case "idle":
-		return "idle"
-	case "move_to":
-		return "move_to"
-	case "collect":
-		return "collect"
-	case "craft":
-		return "craft"
-	case "query_world":
-		return "query_world"
-	case "query_inventory":
-		return "query_inventory"
-	case "send_message":
-		return "send_message"
+	if s, ok := toolNames[string(b)]; ok {
+		return s
 	}
 	return string(b)
 }
