@@ -123,6 +123,11 @@ type Conn struct {
 	// awaiting is 1 + the tick whose decision the owner awaits (Await), 0
 	// for none; the reader takes it with the first decision for that tick.
 	awaiting atomic.Int64
+
+	// inInbox counts the connection's messages in its inbox (guarded by the
+	// inbox's mu): a field, not a map of the inbox's, which cost a lookup
+	// in a map of every connection for each message.
+	inInbox int
 }
 
 // NewConn starts the reader and writer goroutines of a connection. Messages go

@@ -20,7 +20,6 @@ type Inbox struct {
 	mu      sync.Mutex
 	queue   []Incoming
 	size    int
-	perConn map[*Conn]int // messages of each connection in queue
 	awaited int           // the awaited decisions in queue
 	want    int           // armed: wake the owner at this many awaited decisions; 0: not armed
 	ready   chan struct{} // signalled (1-buffered) to wake the owner
@@ -33,7 +32,7 @@ const PerConn = 32
 
 // NewInbox makes an inbox for at most size messages at once (at least 1).
 func NewInbox(size int) *Inbox {
-	return &Inbox{size: max(size, 1), perConn: map[*Conn]int{}, ready: make(chan struct{}, 1)}
+	return &Inbox{size: max(size, 1), ready: make(chan struct{}, 1)}
 }
 
 // Put leaves a message, which wakes an armed owner. While the inbox is full
@@ -44,7 +43,7 @@ func (q *Inbox) Put(in Incoming, done <-chan struct{}) bool { return q.put(in, f
 // put is Put; an awaited decision wakes the owner only with enough others.
 func (q *Inbox) put(in Incoming, awaited bool, done <-chan struct{}) bool {
 	q.mu.Lock()
-	for len(q.queue) >= q.size || (in.Conn != nil && q.perConn[in.Conn] >= PerConn) {
+	for len(q.queue) >= q.size || (in.Conn != nil && in.Conn.inInbox >= PerConn) {
 		if q.space == nil {
 			q.space = make(chan struct{})
 		}
@@ -60,7 +59,7 @@ func (q *Inbox) put(in Incoming, awaited bool, done <-chan struct{}) bool {
 	}
 	q.queue = append(q.queue, in)
 	if in.Conn != nil {
-		q.perConn[in.Conn]++
+		in.Conn.inInbox++
 	}
 	if awaited {
 		q.awaited++
@@ -89,8 +88,12 @@ func (q *Inbox) wake() {
 func (q *Inbox) Take(dst []Incoming) []Incoming {
 	q.mu.Lock()
 	dst = append(dst, q.queue...)
+	for _, in := range q.queue {
+		if in.Conn != nil {
+			in.Conn.inInbox = 0
+		}
+	}
 	clear(q.queue)
-	clear(q.perConn)
 	q.queue, q.awaited, q.want = q.queue[:0], 0, 0
 	if q.space != nil {
 		close(q.space)

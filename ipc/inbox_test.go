@@ -126,3 +126,24 @@ func TestInboxHoldsOneConnectionsFlood(t *testing.T) {
 	close(done)
 	require.False(t, q.Put(Incoming{Conn: flood, Msg: &Query{Type: "query"}}, done), "a closed done gives up")
 }
+
+// BenchmarkInboxRound is a lockstep round of the inbox at 1,000
+// connections: one awaited decision from each, then the owner's Take.
+func BenchmarkInboxRound(b *testing.B) {
+	conns := make([]*Conn, 1000)
+	for i := range conns {
+		conns[i] = &Conn{}
+	}
+	q := NewInbox(len(conns) * PerConn)
+	var d Decision
+	dst := make([]Incoming, 0, len(conns))
+	b.ReportAllocs()
+	for b.Loop() {
+		q.Arm(len(conns))
+		for _, c := range conns {
+			q.put(Incoming{Conn: c, Msg: &d}, true, nil)
+		}
+		dst = q.Take(dst[:0])
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(conns)), "ns/message")
+}
