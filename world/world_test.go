@@ -1,6 +1,7 @@
 package world_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -364,4 +365,23 @@ func TestEditingAnObservationCannotChangeTheGame(t *testing.T) {
 	require.Equal(t, 2, w.Recipe("meal").Inputs["berry"])
 	require.Equal(t, 2.0, w.Objective().SuccessMetrics["resources_collected"].Target)
 	require.Zero(t, a.Inventory["gold"])
+}
+
+// TestEmptyListsAreEmptyArrays: a list with nothing in view is [] on the
+// wire, not null, in a fresh observation and in one built into a reused
+// observation (whose lists start empty and take no memory until used).
+func TestEmptyListsAreEmptyArrays(t *testing.T) {
+	w := testutil.World(t, testutil.Config())
+	reused := &world.Observation{}
+	w.ObserveInto(w.Agent("a1"), reused) // sees something of every kind
+	testutil.WalkTo(t, w, "a1", -15, 15) // where nothing is in view
+	fresh := w.Observe(w.Agent("a1"))
+	w.ObserveInto(w.Agent("a1"), reused)
+	for _, obs := range []*world.Observation{fresh, reused} {
+		b, err := json.Marshal(obs)
+		require.NoError(t, err)
+		for _, list := range []string{"agents", "resources", "stations", "hazards"} { // a wall is still in view
+			require.Contains(t, string(b), `"nearby_`+list+`":[]`)
+		}
+	}
 }
