@@ -274,7 +274,7 @@ func (r *Runner) step(ctx context.Context, period int) (TickRecord, error) {
 // that no agent always wins a race for the same resource, and replays apply
 // them the same way. preps, when not nil, holds by agent what workers
 // prepared for the decisions.
-func (r *Runner) apply(tick int, rec *TickRecord, preps []tools.Prepared) {
+func (r *Runner) apply(tick int, rec *TickRecord, preps []prepared) {
 	w, agents, decisions := r.World, r.World.Agents(), r.decisions
 	r.order = r.order[:0]
 	for i := range agents {
@@ -301,7 +301,7 @@ func (r *Runner) apply(tick int, rec *TickRecord, preps []tools.Prepared) {
 		}
 		var prep *tools.Prepared
 		if preps != nil {
-			prep = &preps[i]
+			prep = &preps[i].Prepared
 		}
 		res := r.Tools.DecidePrepared(w, agents[i], tick, d, prep)
 		if r.Journal != nil || r.OnTick != nil {

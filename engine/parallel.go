@@ -46,14 +46,21 @@ type pool struct {
 	world    *world.World
 	workers  []*world.Worker
 	finished chan int
-	prepared []bool           // per agent: its decision was prepared by a worker
-	preps    []tools.Prepared // per agent: what was prepared
+	preps    []prepared // per agent: what a worker did for its decision
 	// obs holds every agent's observation (also in Runner.obs by id), by
 	// the agent's index.
 	obs []*world.Observation
 	// minParallel replaces the constant when set (tests put small worlds
 	// on the workers).
 	minParallel int
+}
+
+// prepared is what workers did for an agent's decision. The flag lives with
+// what was prepared, not in a []bool of its own: a cache line of those held
+// the flags of four chunks, which the workers set at the same time.
+type prepared struct {
+	tools.Prepared
+	decided bool // decided and prepared on a worker
 }
 
 // resize makes n workers for w, keeping those it has.
@@ -186,8 +193,6 @@ func (r *Runner) decideParallel(ctx context.Context, tick int) error {
 	n := len(agents)
 	r.decisions = append(r.decisions[:0], make([]world.Decision, n)...)
 	decisions := r.decisions
-	p.prepared = slices.Grow(p.prepared[:0], n)[:n]
-	clear(p.prepared)
 	p.preps = slices.Grow(p.preps[:0], n)[:n]
 	clear(p.preps)
 	for len(p.obs) < n {
@@ -217,8 +222,7 @@ func (r *Runner) decideParallel(ctx context.Context, tick int) error {
 	decide := func(k *world.Worker, i int) {
 		if c := r.concurrentController(agents[i].ID); c != nil {
 			decisions[i] = c.Decide(ctx, obs[i])
-			p.preps[i] = r.Tools.Prepare(k, w, agents[i].ID, decisions[i])
-			p.prepared[i] = true
+			p.preps[i] = prepared{r.Tools.Prepare(k, w, agents[i].ID, decisions[i]), true}
 		}
 	}
 	reg := trace.StartRegion(ctx, "observe")
@@ -265,7 +269,7 @@ func (r *Runner) decideParallel(ctx context.Context, tick int) error {
 			}, nil)
 		}
 		for i, o := range obs {
-			if o == nil || p.prepared[i] {
+			if o == nil || p.preps[i].decided {
 				continue
 			}
 			if c := r.Controllers[agents[i].ID]; c != nil {
@@ -276,10 +280,10 @@ func (r *Runner) decideParallel(ctx context.Context, tick int) error {
 	// Plan ahead for the decisions the workers have not seen yet.
 	defer trace.StartRegion(ctx, "prepare").End()
 	for i, d := range decisions {
-		if d.Tool != "" && !p.prepared[i] {
+		if d.Tool != "" && !p.preps[i].decided {
 			p.run(n-i, func(k *world.Worker, j int) {
-				if d := decisions[i+j]; d.Tool != "" && !p.prepared[i+j] {
-					p.preps[i+j] = r.Tools.Prepare(k, w, agents[i+j].ID, d)
+				if d := decisions[i+j]; d.Tool != "" && !p.preps[i+j].decided {
+					p.preps[i+j].Prepared = r.Tools.Prepare(k, w, agents[i+j].ID, d)
 				}
 			}, nil)
 			break
