@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -11,6 +12,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"runtime/trace"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,7 +34,8 @@ func cmdBench(ctx context.Context, args []string, stdout io.Writer) error {
 	soak := fs.Duration("soak", 0, "soak the realtime server instead: --agents clients (1000 unless given) over a Unix socket at --tick-rate for this long, with random disconnects; prints tick intervals, memory over time and decisions")
 	tickRate := fs.Float64("tick-rate", 10, "--soak: ticks per second")
 	churn := fs.Float64("churn", 0.01, "--soak: the chance per second that a client drops its connection (it comes back 0.1 to 2 s later)")
-	repeat := fs.Int("repeat", 1, "--ipc: measure this many pairs of a lockstep and an echo run, alternating which goes first, and print each pair's ratios and the medians")
+	repeat := fs.Int("repeat", 1, "--ipc: measure this many pairs of a lockstep and an echo run, alternating which goes first, and print each pair's ratios and the medians; --against: this many pairs of runs")
+	against := fs.Int("against", 0, "measure the speedup of --workers over this many workers: --repeat pairs of runs, alternating which goes first, each on a fresh world of the same seed; prints each pair's agent-steps/s and the median speedup, and fails if two runs end in different states")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run's ticks to this file; with --ipc, of the measured part of each run, with -lockstep-N or -echo-N before its extension (N counts the pairs from 1)")
 	profileFrom := fs.Int("profile-from", 0, "with --cpuprofile: start the CPU profile after this many ticks, so that it covers only the later part of a long run (the JSON's windows give ns per agent-step by tenth of the run)")
 	traceFile := fs.String("trace", "", "--ipc: write an execution trace (runtime/trace) of the measured part of each run to this file, with -lockstep-N or -echo-N before its extension; `go tool trace` shows the regions of every tick (observe, gather, prepare, apply, worldstep) and of every echo round (observe, gather)")
@@ -40,8 +43,11 @@ func cmdBench(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if err := checkFlags(fs, 0, "agents", "size", "ticks", "tick-rate", "workers", "repeat"); err != nil {
+	if err := checkFlags(fs, 0, "agents", "size", "ticks", "tick-rate", "workers", "repeat", "against"); err != nil {
 		return err
+	}
+	if *against > 0 && (*ipcMode || *soak > 0 || *cpuProfile != "" || *memProfile != "") {
+		return fmt.Errorf("bench: --against %d: only for the world bench, without profiles", *against)
 	}
 	if *soak > 0 {
 		return benchSoak(ctx, stdout, ipcbench.SoakOptions{Agents: *agents, TickRate: *tickRate, Duration: *soak, Churn: *churn, Seed: *seed})
@@ -64,7 +70,11 @@ func cmdBench(ctx context.Context, args []string, stdout io.Writer) error {
 	if *profileFrom > 0 && (*cpuProfile == "" || *profileFrom >= *ticks) {
 		return fmt.Errorf("bench: --profile-from %d: needs --cpuprofile and fewer than --ticks (%d)", *profileFrom, *ticks)
 	}
-	r, err := benchWorld(ctx, benchworld.Options{Seed: *seed, Agents: *agents, Size: *size}, *ticks, *workers, benchProfiles{CPU: *cpuProfile, CPUFrom: *profileFrom, Mem: *memProfile})
+	opt := benchworld.Options{Seed: *seed, Agents: *agents, Size: *size}
+	if *against > 0 {
+		return benchSpeedup(ctx, stdout, opt, *ticks, cmp.Or(*workers, runtime.GOMAXPROCS(0)), *against, max(*repeat, 1), *asJSON)
+	}
+	r, err := benchWorld(ctx, opt, *ticks, *workers, benchProfiles{CPU: *cpuProfile, CPUFrom: *profileFrom, Mem: *memProfile})
 	if err != nil {
 		return err
 	}
@@ -456,6 +466,69 @@ func benchIPC(ctx context.Context, stdout io.Writer, agents, ticks int, seed uin
 	fmt.Fprintf(stdout, "bare echo: %6.0f decisions/s, round trip p50 %s p99 %s, %.1f µs CPU per decision\n",
 		e.DecisionsPerSec, e.RTTP50.Round(time.Microsecond), e.RTTP99.Round(time.Microsecond), us(e.CPUPerDecision))
 	fmt.Fprintf(stdout, "server / echo: decisions/s %.2f; round trip p50 %.2f, p99 %.2f\n", r.DecisionsRatio, p50, p99)
+	return nil
+}
+
+// speedupPair is one pair of runs of benchSpeedup.
+type speedupPair struct {
+	AgentStepsPerSec        float64 `json:"agent_steps_per_sec"`         // with --workers
+	AgainstAgentStepsPerSec float64 `json:"against_agent_steps_per_sec"` // with --against
+	Speedup                 float64 `json:"speedup"`                     // the first over the second
+}
+
+// benchSpeedup measures repeat pairs of runs of the bench world, one on
+// workers workers and one on against, alternating which goes first (the
+// host's speed drifts), each on a fresh world of the same seed, and prints
+// every pair and the median speedup. Every run must end with the same
+// state hash: the workers only read.
+func benchSpeedup(ctx context.Context, stdout io.Writer, opt benchworld.Options, ticks, workers, against, repeat int, asJSON bool) error {
+	if workers == against {
+		return fmt.Errorf("bench: --against %d: the same as --workers", against)
+	}
+	pairs := make([]speedupPair, repeat)
+	hash := ""
+	for i := range pairs {
+		order := []int{against, workers}
+		if i%2 == 1 {
+			order[0], order[1] = workers, against
+		}
+		steps := map[int]float64{}
+		for _, n := range order {
+			r, err := benchWorld(ctx, opt, ticks, n, benchProfiles{})
+			if err != nil {
+				return err
+			}
+			if hash == "" {
+				hash = r.StateHash
+			} else if r.StateHash != hash {
+				return fmt.Errorf("bench: %d workers ended with state hash %s, another run with %s", n, r.StateHash, hash)
+			}
+			steps[n] = r.AgentStepsPerSec
+		}
+		pairs[i] = speedupPair{steps[workers], steps[against], steps[workers] / steps[against]}
+	}
+	speedups := make([]float64, repeat)
+	for i, p := range pairs {
+		speedups[i] = p.Speedup
+	}
+	slices.Sort(speedups)
+	median := (speedups[(repeat-1)/2] + speedups[repeat/2]) / 2
+	if asJSON {
+		return writeJSON(stdout, map[string]any{
+			"agents": opt.Agents, "size": opt.Size, "ticks": ticks, "workers": workers, "against": against,
+			"repeat": repeat, "pairs": pairs, "speedup": median, "state_hash": hash, "pgo": readBuildInfo().PGO,
+		})
+	}
+	fmt.Fprintf(stdout, "world %gx%g, %d agents, %d ticks a run: %d workers against %d\n", opt.Size, opt.Size, opt.Agents, ticks, workers, against)
+	for i, p := range pairs {
+		first := against
+		if i%2 == 1 {
+			first = workers
+		}
+		fmt.Fprintf(stdout, "pair %d (%d workers first): %d workers %.0f, %d workers %.0f agent-steps/s, speedup %.2f\n",
+			i+1, first, workers, p.AgentStepsPerSec, against, p.AgainstAgentStepsPerSec, p.Speedup)
+	}
+	fmt.Fprintf(stdout, "median speedup of %d pairs: %.2f; state hash %s after every run\n", repeat, median, hash)
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -154,4 +155,47 @@ func TestBenchIPCTraceAndProfiles(t *testing.T) {
 	}
 	_, _, err = arena(t, "bench", "--ticks", "5", "--trace", filepath.Join(dir, "x.trace"))
 	require.ErrorContains(t, err, "only with --ipc")
+}
+
+// TestBenchAgainst: --against measures pairs of runs on two numbers of
+// workers, alternating which goes first, and reports each pair's speedup,
+// their median and the one state hash every run ended with.
+func TestBenchAgainst(t *testing.T) {
+	out, _, err := arena(t, "bench", "--agents", "40", "--size", "48", "--ticks", "20", "--workers", "3", "--against", "1", "--repeat", "3", "--json")
+	require.NoError(t, err)
+	var r struct {
+		Workers, Against, Repeat int
+		Speedup                  float64
+		StateHash                string `json:"state_hash"`
+		Pairs                    []struct {
+			Steps        float64 `json:"agent_steps_per_sec"`
+			AgainstSteps float64 `json:"against_agent_steps_per_sec"`
+			Speedup      float64 `json:"speedup"`
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &r), out)
+	require.Equal(t, 3, r.Workers)
+	require.Equal(t, 1, r.Against)
+	require.Len(t, r.Pairs, 3)
+	var speedups []float64
+	for _, p := range r.Pairs {
+		require.Positive(t, p.Steps)
+		require.InDelta(t, p.Steps/p.AgainstSteps, p.Speedup, 1e-9)
+		speedups = append(speedups, p.Speedup)
+	}
+	slices.Sort(speedups)
+	require.Equal(t, speedups[1], r.Speedup, "the median")
+	// The same world and seed as a plain run: the same final state.
+	plain, _, err := arena(t, "bench", "--agents", "40", "--size", "48", "--ticks", "20", "--json")
+	require.NoError(t, err)
+	require.Contains(t, plain, `"state_hash":"`+r.StateHash+`"`)
+
+	for _, args := range [][]string{
+		{"--workers", "2", "--against", "2"},
+		{"--against", "1", "--ipc"},
+		{"--against", "1", "--memprofile", filepath.Join(t.TempDir(), "m.pprof")},
+	} {
+		_, _, err := arena(t, append([]string{"bench", "--agents", "10", "--ticks", "2"}, args...)...)
+		require.ErrorContains(t, err, "--against", args)
+	}
 }

@@ -91,7 +91,7 @@ rules and tools (what a reinforcement-learning environment needs).`,
 	{name: "bench", synopsis: "bench [--agents N] [--size S] [--ticks T] [--ipc] [--soak D]",
 		about: `Measure world steps per second with built-in agents on a generated map;
 with --ipc, lockstep decisions per second over a Unix socket.`,
-		examples: []string{"arena bench --agents 1000 --size 256", "arena bench --ipc --agents 100", "arena bench --soak 1m"}},
+		examples: []string{"arena bench --agents 1000 --size 256", "arena bench --workers 2 --against 1 --repeat 5", "arena bench --ipc --agents 100", "arena bench --soak 1m"}},
 	{name: "version", synopsis: "version", hidden: true,
 		about:    `Print the module version and VCS commit arena was built from.`,
 		examples: []string{"arena version", "arena --version"}},
