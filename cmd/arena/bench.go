@@ -519,14 +519,20 @@ func benchSpeedup(ctx context.Context, stdout io.Writer, opt benchworld.Options,
 			"repeat": repeat, "pairs": pairs, "speedup": median, "state_hash": hash, "pgo": readBuildInfo().PGO,
 		})
 	}
-	fmt.Fprintf(stdout, "world %gx%g, %d agents, %d ticks a run: %d workers against %d\n", opt.Size, opt.Size, opt.Agents, ticks, workers, against)
+	count := func(n int) string {
+		if n == 1 {
+			return "1 worker"
+		}
+		return fmt.Sprintf("%d workers", n)
+	}
+	fmt.Fprintf(stdout, "world %gx%g, %d agents, %d ticks a run: %s against %s\n", opt.Size, opt.Size, opt.Agents, ticks, count(workers), count(against))
 	for i, p := range pairs {
 		first := against
 		if i%2 == 1 {
 			first = workers
 		}
-		fmt.Fprintf(stdout, "pair %d (%d workers first): %d workers %.0f, %d workers %.0f agent-steps/s, speedup %.2f\n",
-			i+1, first, workers, p.AgentStepsPerSec, against, p.AgainstAgentStepsPerSec, p.Speedup)
+		fmt.Fprintf(stdout, "pair %d (%s first): %s %.0f, %s %.0f agent-steps/s, speedup %.2f\n",
+			i+1, count(first), count(workers), p.AgentStepsPerSec, count(against), p.AgainstAgentStepsPerSec, p.Speedup)
 	}
 	fmt.Fprintf(stdout, "median speedup of %d pairs: %.2f; state hash %s after every run\n", repeat, median, hash)
 	return nil
