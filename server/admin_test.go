@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -96,8 +97,10 @@ func TestMetricsAreScrapedWhileAgentsPlay(t *testing.T) {
 	m, _ := early.recv()
 	require.Equal(t, ipc.CodeNotReady, m["code"])
 
+	var players sync.WaitGroup
+	defer players.Wait() // before the cleanups close their connections
 	for range 2 {
-		go play(t, addr, seed)
+		players.Go(func() { play(t, addr, seed) })
 	}
 	// Mid-episode: both agents connected, no slot free, ticks going up.
 	var mid map[string]float64
@@ -195,8 +198,10 @@ func TestDrainFinishesTheEpisodeAndStartsNoOther(t *testing.T) {
 		served <- all
 	}()
 	notices := make(chan map[string]any, 2)
+	var players sync.WaitGroup
+	defer players.Wait() // before the cleanups close their connections
 	for range 2 {
-		go playNoting(t, addr, seed, notices)
+		players.Go(func() { playNoting(t, addr, seed, notices) })
 	}
 	require.Eventually(t, func() bool { return scrape(t, admin.URL)["arena_ticks_total"] >= 10 }, 30*time.Second, 5*time.Millisecond)
 	srv.Drain()
