@@ -157,11 +157,8 @@ func (s *streamRecorder) Observed(tick, lo int, obs []*world.Observation) {
 
 func (s *streamRecorder) Gather(_ context.Context, tick int, obs []*world.Observation, _ []world.Decision) error {
 	for i, o := range obs {
-		if want := 0; o != nil {
-			want = 1
-			if s.seen[i] != want {
-				s.bad = append(s.bad, fmt.Sprintf("tick %d: agent %d streamed %d times", tick, i, s.seen[i]))
-			}
+		if o != nil && s.seen[i] != 1 {
+			s.bad = append(s.bad, fmt.Sprintf("tick %d: agent %d streamed %d times", tick, i, s.seen[i]))
 		}
 	}
 	clear(s.seen)
