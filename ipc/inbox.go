@@ -35,7 +35,9 @@ func NewInbox(size int) *Inbox {
 	return &Inbox{size: max(size, 1), ready: make(chan struct{}, 1)}
 }
 
-// Put leaves a message, which wakes an armed owner. While the inbox is full
+// Put leaves a message, which wakes an armed owner. A connection's
+// messages go to one inbox, the one NewConn was given: the inbox counts
+// them in the connection. While the inbox is full
 // it waits, unless done is closed first, in which case the message is not
 // left and Put reports false.
 func (q *Inbox) Put(in Incoming, done <-chan struct{}) bool { return q.put(in, false, done) }

@@ -483,29 +483,40 @@ type speedupPair struct {
 // state hash: the workers only read.
 func benchSpeedup(ctx context.Context, stdout io.Writer, opt benchworld.Options, ticks, workers, against, repeat int, asJSON bool) error {
 	if workers == against {
-		return fmt.Errorf("bench: --against %d: the same as --workers", against)
+		return fmt.Errorf("bench: --against %d: the same as --workers (%d)", against, workers)
+	}
+	hash := ""
+	run := func(n int) (float64, error) {
+		r, err := benchWorld(ctx, opt, ticks, n, benchProfiles{})
+		if err != nil {
+			return 0, err
+		}
+		if hash == "" {
+			hash = r.StateHash
+		} else if r.StateHash != hash {
+			return 0, fmt.Errorf("bench: %d workers ended with state hash %s, another run with %s", n, r.StateHash, hash)
+		}
+		return r.AgentStepsPerSec, nil
 	}
 	pairs := make([]speedupPair, repeat)
-	hash := ""
 	for i := range pairs {
-		order := []int{against, workers}
+		first, second := against, workers // odd pairs the other way round
 		if i%2 == 1 {
-			order[0], order[1] = workers, against
+			first, second = second, first
 		}
-		steps := map[int]float64{}
-		for _, n := range order {
-			r, err := benchWorld(ctx, opt, ticks, n, benchProfiles{})
-			if err != nil {
-				return err
-			}
-			if hash == "" {
-				hash = r.StateHash
-			} else if r.StateHash != hash {
-				return fmt.Errorf("bench: %d workers ended with state hash %s, another run with %s", n, r.StateHash, hash)
-			}
-			steps[n] = r.AgentStepsPerSec
+		x, err := run(first)
+		if err != nil {
+			return err
 		}
-		pairs[i] = speedupPair{steps[workers], steps[against], steps[workers] / steps[against]}
+		y, err := run(second)
+		if err != nil {
+			return err
+		}
+		steps, againstSteps := y, x
+		if first == workers {
+			steps, againstSteps = x, y
+		}
+		pairs[i] = speedupPair{steps, againstSteps, steps / againstSteps}
 	}
 	speedups := make([]float64, repeat)
 	for i, p := range pairs {
