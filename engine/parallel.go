@@ -240,15 +240,30 @@ func (r *Runner) decideParallel(ctx context.Context, tick int) error {
 			}
 		}
 	}
-	p.run(n, func(k *world.Worker, i int) {
-		if obs[i] == nil {
-			return
-		}
-		k.ObserveInto(agents[i], obs[i])
-		if early {
-			decide(k, i)
-		}
-	}, done)
+	if done == nil {
+		// Nothing needs the chunks in agent order: the workers observe in
+		// the order of the map, as one worker does (see World.ObserveOrder),
+		// so that a chunk's agents share what is around them.
+		r.order = w.ObserveOrder(r.order[:0])
+		order := r.order
+		p.run(len(order), func(k *world.Worker, j int) {
+			i := order[j]
+			k.ObserveInto(agents[i], obs[i])
+			if early {
+				decide(k, i)
+			}
+		}, nil)
+	} else {
+		p.run(n, func(k *world.Worker, i int) {
+			if obs[i] == nil {
+				return
+			}
+			k.ObserveInto(agents[i], obs[i])
+			if early {
+				decide(k, i)
+			}
+		}, done)
+	}
 	reg.End()
 	if r.OnObserve != nil {
 		r.OnObserve(tick, obs)
