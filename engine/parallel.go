@@ -41,14 +41,18 @@ func (r *Runner) workers() int {
 	return runtime.GOMAXPROCS(0)
 }
 
-// pool holds one world.Worker per worker goroutine.
+// pool holds one worker per worker goroutine.
 type pool struct {
 	world    *world.World
-	workers  []*world.Worker
+	workers  []*worker
 	finished chan int
 	preps    []prepared // per agent: what a worker did for its decision
-	// obs holds every agent's observation (also in Runner.obs by id), by
-	// the agent's index.
+	// conc holds, by agent, the concurrent controller that decides for it
+	// on a worker, or nil.
+	conc []Controller
+	// obs holds the observations the runner keeps (also in Runner.obs by
+	// id), by the agent's index; nil for an agent whose observation is
+	// built in scratch (see Runner.KeepObservations) or not yet built.
 	obs []*world.Observation
 	// minParallel replaces the constant when set (tests put small worlds
 	// on the workers).
@@ -63,13 +67,20 @@ type prepared struct {
 	decided bool // decided and prepared on a worker
 }
 
+// worker is a worker goroutine's world.Worker and the observation it builds
+// in scratch for agents whose observations are not kept.
+type worker struct {
+	*world.Worker
+	obs world.Observation
+}
+
 // resize makes n workers for w, keeping those it has.
 func (p *pool) resize(w *world.World, n int) {
 	if p.world != w {
 		*p = pool{world: w}
 	}
 	for len(p.workers) < n {
-		p.workers = append(p.workers, w.NewWorker())
+		p.workers = append(p.workers, &worker{Worker: w.NewWorker()})
 	}
 	p.workers = p.workers[:n]
 }
@@ -84,19 +95,19 @@ const maxChunk = 16
 const minParallel = 32
 
 // run calls fn(k, i) for every i in [0, n) on the workers, k being the
-// calling worker's world.Worker, and, when done is not nil, done(lo, hi) on
+// calling worker, and, when done is not nil, done(lo, hi) on
 // the calling goroutine for each chunk [lo, hi) as it completes. It returns
 // once every call has returned.
 //
 // The calling goroutine is one of the workers (it has the first
-// world.Worker; the others are goroutines): it takes chunks as they do, and
+// worker; the others are goroutines): it takes chunks as they do, and
 // between its own it finishes (done) those they completed. Waiting for the
 // others instead cost a wake-up before anything was finished: on this
 // 2-vCPU VM the tick goroutine, woken by the first completed chunk onto the
 // core of the worker that completed it, ran only once that worker ran out
 // of chunks, about 0.2 ms into a 100-agent decision point whose first chunk
 // took 0.05 ms; and the planning ahead took as long on two workers as on one.
-func (p *pool) run(n int, fn func(k *world.Worker, i int), done func(lo, hi int)) {
+func (p *pool) run(n int, fn func(k *worker, i int), done func(lo, hi int)) {
 	if n == 0 {
 		return
 	}
@@ -118,7 +129,7 @@ func (p *pool) run(n int, fn func(k *world.Worker, i int), done func(lo, hi int)
 	}
 	var next atomic.Int64
 	// work runs the next chunk on k and returns it, or -1 once none is left.
-	work := func(k *world.Worker) int {
+	work := func(k *worker) int {
 		c := int(next.Add(1)) - 1
 		if c >= chunks {
 			return -1
@@ -195,41 +206,64 @@ func (r *Runner) decideParallel(ctx context.Context, tick int) error {
 	decisions := r.decisions
 	p.preps = slices.Grow(p.preps[:0], n)[:n]
 	clear(p.preps)
-	for len(p.obs) < n {
-		a := agents[len(p.obs)]
-		o := r.obs[a.ID]
-		if o == nil {
-			o = &world.Observation{}
-			r.obs[a.ID] = o
-		}
-		p.obs = append(p.obs, o)
-	}
-	obs := r.obsList[:0]
-	for i, a := range agents {
-		if a.Alive {
-			obs = append(obs, p.obs[i])
-		} else {
-			obs = append(obs, nil)
-		}
-	}
-	r.obsList = obs
 	g := r.Gatherer
 	stream, _ := g.(Streamer)
 	whole := w.ObservesWhole()
 	// Controllers may decide right after their observation is built unless
-	// something must see or complete every observation first.
+	// something must see or complete every observation first; those
+	// observations need not be kept.
 	early := g == nil && whole && r.OnObserve == nil
-	decide := func(k *world.Worker, i int) {
-		if c := r.concurrentController(agents[i].ID); c != nil {
-			decisions[i] = c.Decide(ctx, obs[i])
-			p.preps[i] = prepared{r.Tools.Prepare(k, w, agents[i].ID, decisions[i]), true}
+	scratch := early && !r.KeepObservations
+	p.conc = slices.Grow(p.conc[:0], n)[:n]
+	obs := r.obsList[:0]
+	for i, a := range agents {
+		var c Controller
+		if g == nil && a.Alive {
+			c = r.concurrentController(a.ID)
+		}
+		p.conc[i] = c
+		switch {
+		case !a.Alive:
+			obs = append(obs, nil)
+		case scratch && c != nil:
+			r.unkeep(i, a)
+			obs = append(obs, nil)
+		default:
+			obs = append(obs, r.kept(i, a))
+		}
+	}
+	r.obsList = obs
+	decide := func(k *worker, i int, o *world.Observation) {
+		if c := p.conc[i]; c != nil {
+			decisions[i] = c.Decide(ctx, o)
+			p.preps[i] = prepared{r.Tools.Prepare(k.Worker, w, agents[i].ID, decisions[i]), true}
 		}
 	}
 	reg := trace.StartRegion(ctx, "observe")
 	w.BeginObserve()
-	var done func(lo, hi int)
-	if !whole || stream != nil {
-		done = func(lo, hi int) {
+	if stream == nil && whole {
+		// Nothing needs the chunks in agent order: the workers observe in
+		// the order of the map, as one worker does (see World.ObserveOrder),
+		// so that a chunk's agents share what is around them.
+		r.order = w.ObserveOrder(r.order[:0])
+		order := r.order
+		p.run(len(order), func(k *worker, j int) {
+			i := order[j]
+			o := obs[i]
+			if o == nil {
+				o = &k.obs // not kept: decided on at once
+			}
+			k.ObserveInto(agents[i], o)
+			if early {
+				decide(k, i, o)
+			}
+		}, nil)
+	} else {
+		p.run(n, func(k *worker, i int) {
+			if obs[i] != nil {
+				k.ObserveInto(agents[i], obs[i])
+			}
+		}, func(lo, hi int) {
 			for i := lo; i < hi && !whole; i++ {
 				if obs[i] != nil {
 					w.FinishObserve(agents[i], obs[i])
@@ -238,31 +272,7 @@ func (r *Runner) decideParallel(ctx context.Context, tick int) error {
 			if stream != nil {
 				stream.Observed(tick, lo, obs[lo:hi])
 			}
-		}
-	}
-	if done == nil {
-		// Nothing needs the chunks in agent order: the workers observe in
-		// the order of the map, as one worker does (see World.ObserveOrder),
-		// so that a chunk's agents share what is around them.
-		r.order = w.ObserveOrder(r.order[:0])
-		order := r.order
-		p.run(len(order), func(k *world.Worker, j int) {
-			i := order[j]
-			k.ObserveInto(agents[i], obs[i])
-			if early {
-				decide(k, i)
-			}
-		}, nil)
-	} else {
-		p.run(n, func(k *world.Worker, i int) {
-			if obs[i] == nil {
-				return
-			}
-			k.ObserveInto(agents[i], obs[i])
-			if early {
-				decide(k, i)
-			}
-		}, done)
+		})
 	}
 	reg.End()
 	if r.OnObserve != nil {
@@ -277,9 +287,9 @@ func (r *Runner) decideParallel(ctx context.Context, tick int) error {
 		}
 	} else {
 		if !early {
-			p.run(n, func(k *world.Worker, i int) {
+			p.run(n, func(k *worker, i int) {
 				if obs[i] != nil {
-					decide(k, i)
+					decide(k, i, obs[i])
 				}
 			}, nil)
 		}
@@ -296,9 +306,9 @@ func (r *Runner) decideParallel(ctx context.Context, tick int) error {
 	defer trace.StartRegion(ctx, "prepare").End()
 	for i, d := range decisions {
 		if d.Tool != "" && !p.preps[i].decided {
-			p.run(n-i, func(k *world.Worker, j int) {
+			p.run(n-i, func(k *worker, j int) {
 				if d := decisions[i+j]; d.Tool != "" && !p.preps[i+j].decided {
-					p.preps[i+j].Prepared = r.Tools.Prepare(k, w, agents[i+j].ID, d)
+					p.preps[i+j].Prepared = r.Tools.Prepare(k.Worker, w, agents[i+j].ID, d)
 				}
 			}, nil)
 			break

@@ -46,12 +46,13 @@ func requireSameTicks(t *testing.T, h1, r1, h2, r2 []string) {
 
 // TestWorkersKeepHashes plays every built-in scenario with its built-in bots
 // on one worker and on four (more than the cores, to shake out races; run it
-// with -race too): the state hash, the decisions and their results must be
-// the same at every tick.
+// with -race too), with their observations kept and built in scratch: the
+// state hash, the decisions and their results must be the same at every
+// tick.
 func TestWorkersKeepHashes(t *testing.T) {
 	for _, name := range scenarios.Builtin() {
 		t.Run(name, func(t *testing.T) {
-			play := func(workers int) ([]string, []string) {
+			play := func(workers int, keep bool) ([]string, []string) {
 				sc, err := scenarios.Load(name)
 				require.NoError(t, err)
 				w, err := sc.NewWorld(scenarios.Options{Seed: 11})
@@ -59,13 +60,18 @@ func TestWorkersKeepHashes(t *testing.T) {
 				ctrls, err := eval.Controllers(sc, w)
 				require.NoError(t, err)
 				r := &engine.Runner{World: w, Controllers: ctrls, DecisionPeriod: sc.Limits.DecisionPeriod,
-					MaxTicks: min(300, max(w.Objective().TimeLimit, 1)), Workers: workers}
+					MaxTicks: min(300, max(w.Objective().TimeLimit, 1)), Workers: workers, KeepObservations: keep}
 				engine.OnWorkersAlways(r) // a few agents too
 				return playTicks(t, r)
 			}
-			h1, r1 := play(1)
-			h4, r4 := play(4)
-			requireSameTicks(t, h1, r1, h4, r4)
+			h1, r1 := play(1, true)
+			for _, c := range []struct {
+				workers int
+				keep    bool
+			}{{1, false}, {4, true}, {4, false}} {
+				h, r := play(c.workers, c.keep)
+				requireSameTicks(t, h1, r1, h, r)
+			}
 		})
 	}
 }

@@ -43,6 +43,7 @@ func (s *LocalSource) Watch(ctx context.Context, r *engine.Runner, ep int, mode 
 	first.Episode = ep
 	ipc.Greet(&first, w, mode, r.DecisionPeriod)
 	s.push(first)
+	r.KeepObservations = true // for the inspected agent's
 	onTick := r.OnTick
 	r.OnTick = func(rec *engine.TickRecord) {
 		if onTick != nil {
