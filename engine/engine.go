@@ -94,12 +94,13 @@ type Runner struct {
 	OnObserve func(tick int, obs []*world.Observation)
 	// KeepObservations keeps every living agent's observation until the
 	// next decision point, for Observation. Without it, when nothing else
-	// needs them (no Gatherer, no OnObserve), the observation of an agent
-	// whose controller decides concurrently is built in scratch memory of
-	// the goroutine that builds it, decided on at once and not kept:
-	// writing a few kilobytes per agent to memory at every decision point
-	// is spared (about a tenth of a tick on large worlds), and Observation
-	// returns nil for that agent. It may change between ticks.
+	// needs them (no Gatherer, no OnObserve, and, on several workers, no
+	// components, whose sections the tick goroutine adds), the observation
+	// of an agent whose controller decides concurrently is built in scratch
+	// memory of the goroutine that builds it, decided on at once and not
+	// kept: writing a few kilobytes per agent to memory at every decision
+	// point is spared, and Observation returns nil for that agent. It may
+	// change between ticks.
 	KeepObservations bool
 	// Workers is how many goroutines build observations, run concurrent
 	// controllers and plan paths at a decision point (0: GOMAXPROCS). The
