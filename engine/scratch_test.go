@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/arena-sim/arena/engine"
-	"github.com/arena-sim/arena/eval"
 	"github.com/arena-sim/arena/scenarios"
 	"github.com/arena-sim/arena/world"
 	"github.com/stretchr/testify/require"
@@ -42,12 +41,7 @@ func TestScratchObservationsAreTheKeptOnes(t *testing.T) {
 	for _, name := range scenarios.Builtin() {
 		t.Run(name, func(t *testing.T) {
 			play := func(workers int, keep bool) (map[string]string, *engine.Runner) {
-				sc, err := scenarios.Load(name)
-				require.NoError(t, err)
-				w, err := sc.NewWorld(scenarios.Options{Seed: 4})
-				require.NoError(t, err)
-				ctrls, err := eval.Controllers(sc, w)
-				require.NoError(t, err)
+				w, ctrls, sc := builtin(t, name, 4)
 				seen := &sync.Map{}
 				for id, c := range ctrls {
 					cc, ok := c.(engine.ConcurrentController)
@@ -57,7 +51,7 @@ func TestScratchObservationsAreTheKeptOnes(t *testing.T) {
 				r := &engine.Runner{World: w, Controllers: ctrls, DecisionPeriod: sc.Limits.DecisionPeriod,
 					MaxTicks: min(120, max(w.Objective().TimeLimit, 1)), Workers: workers, KeepObservations: keep}
 				engine.OnWorkersAlways(r)
-				_, err = r.Run(context.Background())
+				_, err := r.Run(context.Background())
 				require.NoError(t, err)
 				got := map[string]string{}
 				seen.Range(func(k, v any) bool {
@@ -94,12 +88,7 @@ func TestScratchObservationsAreTheKeptOnes(t *testing.T) {
 func TestKeepObservationsMayChangeBetweenTicks(t *testing.T) {
 	for _, workers := range []int{1, 3} {
 		t.Run(fmt.Sprint(workers), func(t *testing.T) {
-			sc, err := scenarios.Load("foraging")
-			require.NoError(t, err)
-			w, err := sc.NewWorld(scenarios.Options{Seed: 2})
-			require.NoError(t, err)
-			ctrls, err := eval.Controllers(sc, w)
-			require.NoError(t, err)
+			w, ctrls, _ := builtin(t, "foraging", 2)
 			id := w.Agents()[0].ID
 			var r *engine.Runner
 			var kept []bool
@@ -113,7 +102,7 @@ func TestKeepObservationsMayChangeBetweenTicks(t *testing.T) {
 					r.KeepObservations = rec.Tick%4 < 2 // kept at ticks 1, 2, 5, 6, ...
 				}}
 			engine.OnWorkersAlways(r)
-			_, err = r.Run(context.Background())
+			_, err := r.Run(context.Background())
 			require.NoError(t, err)
 			want := []bool{false, true, true, false, false, true, true, false, false, true, true, false}
 			require.Equal(t, want, kept)

@@ -44,6 +44,19 @@ func requireSameTicks(t *testing.T, h1, r1, h2, r2 []string) {
 	}
 }
 
+// builtin returns a fresh world of the built-in scenario name with its
+// built-in bots, and the scenario.
+func builtin(t *testing.T, name string, seed uint64) (*world.World, map[string]engine.Controller, *scenarios.Scenario) {
+	t.Helper()
+	sc, err := scenarios.Load(name)
+	require.NoError(t, err)
+	w, err := sc.NewWorld(scenarios.Options{Seed: seed})
+	require.NoError(t, err)
+	ctrls, err := eval.Controllers(sc, w)
+	require.NoError(t, err)
+	return w, ctrls, sc
+}
+
 // TestWorkersKeepHashes plays every built-in scenario with its built-in bots
 // on one worker and on four (more than the cores, to shake out races; run it
 // with -race too), with their observations kept and built in scratch: the
@@ -53,12 +66,7 @@ func TestWorkersKeepHashes(t *testing.T) {
 	for _, name := range scenarios.Builtin() {
 		t.Run(name, func(t *testing.T) {
 			play := func(workers int, keep bool) ([]string, []string) {
-				sc, err := scenarios.Load(name)
-				require.NoError(t, err)
-				w, err := sc.NewWorld(scenarios.Options{Seed: 11})
-				require.NoError(t, err)
-				ctrls, err := eval.Controllers(sc, w)
-				require.NoError(t, err)
+				w, ctrls, sc := builtin(t, name, 11)
 				r := &engine.Runner{World: w, Controllers: ctrls, DecisionPeriod: sc.Limits.DecisionPeriod,
 					MaxTicks: min(300, max(w.Objective().TimeLimit, 1)), Workers: workers, KeepObservations: keep}
 				engine.OnWorkersAlways(r) // a few agents too
@@ -95,12 +103,7 @@ func TestWorkersKeepHashesCrowded(t *testing.T) {
 func TestWorkersObserveLikeTheTickGoroutine(t *testing.T) {
 	for _, name := range []string{"foraging", "town_square", "team_capture"} {
 		t.Run(name, func(t *testing.T) {
-			sc, err := scenarios.Load(name)
-			require.NoError(t, err)
-			w, err := sc.NewWorld(scenarios.Options{Seed: 5})
-			require.NoError(t, err)
-			ctrls, err := eval.Controllers(sc, w)
-			require.NoError(t, err)
+			w, ctrls, sc := builtin(t, name, 5)
 			checked := 0
 			var r *engine.Runner
 			r = &engine.Runner{World: w, Controllers: ctrls, DecisionPeriod: sc.Limits.DecisionPeriod, MaxTicks: 40, Workers: 3,
@@ -128,7 +131,7 @@ func TestWorkersObserveLikeTheTickGoroutine(t *testing.T) {
 			// A second run of the same runner builds its observations anew.
 			for range 2 {
 				r.MaxTicks = w.Tick() + 20
-				_, err = r.Run(context.Background())
+				_, err := r.Run(context.Background())
 				require.NoError(t, err)
 			}
 			require.Positive(t, checked)
