@@ -99,14 +99,17 @@ func (e *ParamError) Error() string {
 // Validate checks params against an object schema and returns them normalised:
 // every number becomes a float64 (integers are checked to be whole), so that
 // handlers read one type whatever the transport decoded (JSON float64, CBOR
-// int64/uint64/float32, ...). NaN and ±Inf are refused.
+// int64/uint64/float32, ...). NaN and ±Inf are refused. Empty params (nil
+// or not) are returned as they are: read them, do not write to them.
 func (s *Schema) Validate(params map[string]any) (map[string]any, error) {
 	if len(params) == 0 {
-		// Nothing to normalise: only the required fields can be wrong.
+		// Nothing to normalise: only the required fields can be wrong. Most
+		// decisions are an idle without parameters: a fresh empty map for
+		// each was a third of a tick's allocations.
 		for _, r := range s.Required {
 			return nil, &ParamError{Path: r, Reason: "is required"}
 		}
-		return map[string]any{}, nil
+		return params, nil
 	}
 	v, err := s.check("", params)
 	if err != nil {

@@ -80,3 +80,19 @@ func TestValidateNormalisesAndNamesTheFailingItem(t *testing.T) {
 		require.EqualError(t, err, tc.want)
 	}
 }
+
+// TestEmptyParamsAreNotCopied: a call without parameters (most decisions are
+// an idle) validates without allocating, and its parameters come back as
+// they went in; a missing required parameter still fails.
+func TestEmptyParamsAreNotCopied(t *testing.T) {
+	s := tools.Object(map[string]*tools.Schema{"x": {Type: "number"}})
+	for _, params := range []map[string]any{nil, {}} {
+		clean, err := s.Validate(params)
+		require.NoError(t, err)
+		require.Empty(t, clean)
+		require.Equal(t, params == nil, clean == nil)
+		require.Zero(t, testing.AllocsPerRun(100, func() { _, _ = s.Validate(params) }))
+	}
+	_, err := tools.Object(map[string]*tools.Schema{"x": {Type: "number"}}, "x").Validate(nil)
+	require.EqualError(t, err, "param 'x' is required")
+}
