@@ -43,7 +43,10 @@ type Streamer interface {
 // at the same time as other agents' controllers, because it reads only its
 // observation and its own state and draws any randomness from a stream of its
 // own. The runner then decides for such agents on its workers; the others
-// still decide one at a time on the tick goroutine, in agent order.
+// still decide one at a time on the tick goroutine, in agent order. Decide
+// must not keep obs, or its slices and maps, once it returns: unless the
+// runner keeps observations (Runner.KeepObservations), the next agent's is
+// built in the same memory.
 type ConcurrentController interface {
 	Controller
 	DecidesConcurrently() bool
