@@ -209,6 +209,12 @@ func (r *Runner) Run(ctx context.Context) (*Results, error) {
 // point.
 func (r *Runner) Observation(agentID string) *world.Observation { return r.obs[agentID] }
 
+// keepsAll reports whether every observation is kept: asked for, or read
+// by more than the agent's controller (a Gatherer, OnObserve).
+func (r *Runner) keepsAll() bool {
+	return r.KeepObservations || r.Gatherer != nil || r.OnObserve != nil
+}
+
 // kept returns the observation the runner keeps for agent a, at index i,
 // making it on first use.
 func (r *Runner) kept(i int, a *world.Agent) *world.Observation {
@@ -272,7 +278,7 @@ func (r *Runner) step(ctx context.Context, period int) (TickRecord, error) {
 		} else {
 			// In the order of the map, which keeps the caches warm (see
 			// World.ObserveOrder); the observations are the same.
-			scratch := r.Gatherer == nil && r.OnObserve == nil && !r.KeepObservations
+			scratch := !r.keepsAll()
 			r.order = w.ObserveOrder(r.order[:0])
 			for _, i := range r.order {
 				if scratch {

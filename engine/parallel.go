@@ -213,7 +213,7 @@ func (r *Runner) decideParallel(ctx context.Context, tick int) error {
 	// something must see or complete every observation first; those
 	// observations need not be kept.
 	early := g == nil && whole && r.OnObserve == nil
-	scratch := early && !r.KeepObservations
+	scratch := whole && !r.keepsAll()
 	p.conc = slices.Grow(p.conc[:0], n)[:n]
 	obs := r.obsList[:0]
 	for i, a := range agents {

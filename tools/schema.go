@@ -105,7 +105,7 @@ func (s *Schema) Validate(params map[string]any) (map[string]any, error) {
 	if len(params) == 0 {
 		// Nothing to normalise: only the required fields can be wrong. Most
 		// decisions are an idle without parameters: a fresh empty map for
-		// each was a third of a tick's allocations.
+		// each was a third of a bench run's allocations.
 		for _, r := range s.Required {
 			return nil, &ParamError{Path: r, Reason: "is required"}
 		}

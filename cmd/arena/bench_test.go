@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +12,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/arena-sim/arena/engine"
+	"github.com/arena-sim/arena/internal/benchworld"
+	"github.com/arena-sim/arena/world"
 	"github.com/stretchr/testify/require"
 )
 
@@ -35,6 +39,14 @@ func TestBenchJSON(t *testing.T) {
 		hashes[r["state_hash"].(string)] = true
 	}
 	require.Len(t, hashes, 1, "one state hash for 1 and 3 workers")
+
+	// The bench observes every agent for its windows' crowds: that must leave
+	// the world as a run nobody watches leaves it.
+	w, ctrls, err := benchworld.New(benchworld.Options{Seed: 1, Agents: 40, Size: 48})
+	require.NoError(t, err)
+	_, err = (&engine.Runner{World: w, Controllers: ctrls, MaxTicks: 30}).Run(context.Background())
+	require.NoError(t, err)
+	require.True(t, hashes[world.FormatHash(w.StateHash())], "the bench's state hash is an unwatched run's")
 }
 
 // TestBenchIPCRepeat: --repeat prints every pair and the medians.
