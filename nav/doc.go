@@ -26,11 +26,16 @@
 // cell paths of the edges it used. Short queries (start and goal within 56
 // steps, the limit of one github.com/quasilyte/pathing search) first try a
 // direct quasilyte/pathing A* leg, kept when its smoothed path is within 1%
-// of the straight-line distance (otherwise the cheaper of it and the HPA*
-// path is used); queries with a clear line of sight over Free cells skip
-// the search entirely.
+// of the straight-line distance. Otherwise the cheaper of it and a planned
+// path is used, the route planned by an octile A* restricted to a window 8
+// cells around start and goal when that route is provably the cheapest of the
+// whole grid (no route leaving the window can cost less: a bound from the
+// octile distances through the walkable cells just outside), else the HPA*
+// route. Queries with a clear line of sight over Free cells skip the search
+// entirely.
 //
-// The planner's own searches (cluster-restricted Dijkstra, abstract A*) use
+// The planner's own searches (cluster-restricted Dijkstra, abstract A*, the
+// windowed A*) use
 // an octile move model over the same tile costs: straight steps cost the
 // entered cell's cost, diagonal steps √2 times as much and only between two
 // walkable orthogonal cells; diagonals are returned as two 4-connected

@@ -18,7 +18,7 @@ func (p *Planner) Fork() *Planner {
 		tiles: p.legs.tiles,
 	}
 	q.startSearch, q.goalSearch = newClusterSearch(p.opt.ClusterSize), newClusterSearch(p.opt.ClusterSize)
-	q.astar, q.theta = absSearch{}, thetaSearch{}
+	q.astar, q.theta, q.local = absSearch{}, thetaSearch{}, localSearch{}
 	q.cellScratch, q.route, q.route2, q.route3 = nil, nil, nil, nil
 	// The corner index is read-only after NewPlanner; the rest of the
 	// smoother is scratch.

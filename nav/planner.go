@@ -85,6 +85,7 @@ type Planner struct {
 	route, route2, route3   []Cell
 	smooth                  smoother
 	theta                   thetaSearch
+	local                   localSearch
 }
 
 // NewPlanner builds a planner for a snapshot of g: the pathing grid,
@@ -493,9 +494,11 @@ const directSlack = 0.01
 //
 // Short queries (Manhattan distance <= 56) first try a direct
 // quasilyte/pathing leg. It is accepted if it is complete and its smoothed
-// length is within directSlack of the straight-line distance. Otherwise the
-// HPA* route is planned and smoothed too, and the cheaper of the two paths
-// (length plus hazard penalty) is kept. A kept path over Free cells that
+// length is within directSlack of the straight-line distance. Otherwise a
+// route is planned and smoothed too, and the cheaper of the two paths
+// (length plus hazard penalty) is kept: for short queries the cheapest
+// route in a window around the two cells when it is provably the cheapest
+// of the grid ([Planner.localRoute]), else the HPA* route. A kept path over Free cells that
 // starts in its own cell may then be replaced by a shorter one in another
 // homotopy class ([Planner.refine]); the route returned is the one
 // planned, not refine's.
@@ -530,9 +533,15 @@ func (p *Planner) plan(from, to Point, sc, gc Cell, displaced bool) ([]Cell, []P
 			directCost = p.pathCost(direct)
 		}
 	}
-	r, err := p.hpaRoute(p.route2[:0], sc, gc)
-	if err != nil {
-		return nil, nil, err
+	r, ok := []Cell(nil), false
+	if manhattan(sc, gc) <= maxLegSteps {
+		r, _, ok = p.localRoute(p.route2[:0], sc, gc)
+	}
+	if !ok {
+		var err error
+		if r, err = p.hpaRoute(p.route2[:0], sc, gc); err != nil {
+			return nil, nil, err
+		}
 	}
 	p.route2 = r
 	path := p.smooth.smooth(p.grid, from, to, r, displaced)

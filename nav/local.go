@@ -1,0 +1,144 @@
+package nav
+
+import "math"
+
+// localMargin is how far, in cells, the window of a local search reaches
+// beyond the bounding box of the query's two cells. A route that leaves the
+// window is longer than the octile distance by at least about 0.8 × this
+// (two sides of a detour round the margin), so with 8 cells a local route
+// is proven the cheapest of the whole grid unless obstacles make it that
+// much longer than the straight line.
+const localMargin = 8
+
+// localSearch is the scratch of the windowed octile A* of
+// [Planner.localRoute]. Cells are indexed as in a clusterSearch, over the
+// window; stamp marks the cells this query reached, so that nothing is
+// cleared between queries.
+type localSearch struct {
+	dist  []float64
+	par   []uint8
+	stamp []uint32
+	pos   []int32 // heap positions; -1 once settled
+	gen   uint32
+	heap  indexedHeap
+}
+
+// localRoute computes the cheapest route sc→gc (two different walkable cells)
+// in the octile move model of the planner's own searches (see search.go),
+// inside a window of localMargin cells around them, and appends it to dst as
+// 4-connected cells, sc first. ok is true only when that route is also the
+// cheapest of the whole grid: when every route that leaves the window costs
+// at least as much, which the octile distances through the walkable cells
+// just outside it bound from below. Otherwise (the goal is not reached in
+// the window, or a cheaper route might leave it) ok is false and the caller
+// plans with the abstract graph.
+//
+// It answers the short queries that a straight line or a direct leg did not
+// settle (an obstacle in the way) in a few microseconds, where the abstract
+// graph's two cluster searches and its abstract A* took tens: their routes
+// are also exact in the same cost model, up to ties, which smoothing then
+// pulls taut.
+func (p *Planner) localRoute(dst []Cell, sc, gc Cell) (route []Cell, cost float64, ok bool) {
+	g := p.grid
+	x0 := max(0, min(sc.X, gc.X)-localMargin)
+	y0 := max(0, min(sc.Y, gc.Y)-localMargin)
+	x1 := min(g.cols-1, max(sc.X, gc.X)+localMargin)
+	y1 := min(g.rows-1, max(sc.Y, gc.Y)+localMargin)
+	w, h := x1-x0+1, y1-y0+1
+	outside := p.leaveBound(sc, gc, x0, y0, x1, y1)
+
+	s := &p.local
+	if n := w * h; len(s.dist) < n {
+		s.dist, s.par = make([]float64, n), make([]uint8, n)
+		s.stamp, s.pos = make([]uint32, n), make([]int32, n)
+		s.gen = 0
+	}
+	s.gen++
+	if s.gen == 0 {
+		clear(s.stamp)
+		s.gen = 1
+	}
+	gen, dist, par, stamp, pos := s.gen, s.dist, s.par, s.stamp, s.pos
+	cols, tiles, tileCost := g.cols, g.tiles, &p.tileCost
+	inf := math.Inf(1)
+	// costAt is the tile cost of a cell of the window (+Inf if Blocked).
+	costAt := func(x, y int) float64 { return tileCost[tiles[(y0+y)*cols+x0+x]] }
+
+	gx, gy := gc.X-x0, gc.Y-y0
+	goal := gy*w + gx
+	r := (sc.Y-y0)*w + (sc.X - x0)
+	stamp[r], dist[r], pos[r] = gen, 0, 0
+	s.heap.reset()
+	s.heap.push(octile(sc, gc), int32(r), pos)
+	for s.heap.len() > 0 {
+		it := s.heap.pop(pos)
+		u := int(it.val)
+		pos[u] = -1
+		if u == goal {
+			if dist[u] > outside {
+				return dst, dist[u], false
+			}
+			dst = append(dst, sc)
+			return p.appendTreePath(dst, par, x0, y0, w, false, sc, gc, &p.cellScratch), dist[u], true
+		}
+		if it.key > outside {
+			// Every route still to be found costs more than one that may
+			// leave the window.
+			return dst, inf, false
+		}
+		gu := dist[u]
+		ux, uy := u%w, u/w
+		for d, m := range dir8 {
+			vx, vy := ux+m.dx, uy+m.dy
+			if uint(vx) >= uint(w) || uint(vy) >= uint(h) {
+				continue
+			}
+			c := costAt(vx, vy)
+			if c == inf {
+				continue
+			}
+			if d >= 4 {
+				c1, c2 := costAt(vx, uy), costAt(ux, vy)
+				if c1 == inf || c2 == inf {
+					continue
+				}
+				c = diagCost(c, c1, c2)
+			}
+			v := vy*w + vx
+			ng := gu + c
+			if stamp[v] != gen {
+				stamp[v], dist[v], par[v], pos[v] = gen, ng, uint8(d), 0
+			} else if ng >= dist[v] || pos[v] < 0 {
+				continue
+			} else {
+				dist[v], par[v] = ng, uint8(d)
+				s.heap.decrease(int32(v), ng+octile(Cell{x0 + vx, y0 + vy}, gc)-tieBreak*ng, pos)
+				continue
+			}
+			s.heap.push(ng+octile(Cell{x0 + vx, y0 + vy}, gc)-tieBreak*ng, int32(v), pos)
+		}
+	}
+	return dst, inf, false
+}
+
+// leaveBound returns a lower bound on the cost of any route sc→gc that
+// leaves the window [x0, x1] × [y0, y1]: the least octile distance through
+// a walkable cell of the grid just outside it, or +Inf if there is none.
+func (p *Planner) leaveBound(sc, gc Cell, x0, y0, x1, y1 int) float64 {
+	g := p.grid
+	best := math.Inf(1)
+	through := func(c Cell) {
+		if g.At(c) != Blocked { // At is Blocked outside the grid
+			best = min(best, octile(sc, c)+octile(c, gc))
+		}
+	}
+	for x := x0 - 1; x <= x1+1; x++ {
+		through(Cell{x, y0 - 1})
+		through(Cell{x, y1 + 1})
+	}
+	for y := y0; y <= y1; y++ {
+		through(Cell{x0 - 1, y})
+		through(Cell{x1 + 1, y})
+	}
+	return best
+}
