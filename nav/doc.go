@@ -23,23 +23,22 @@
 // a cluster are linked by intra-cluster edges whose costs (and cell paths) are
 // computed when the planner is built. A query inserts its start and goal into
 // their clusters, runs A* over this abstract graph and concatenates the cached
-// cell paths of the edges it used. Short queries (start and goal within 56
-// steps, the limit of one github.com/quasilyte/pathing search) first try a
-// direct quasilyte/pathing A* leg, kept when its smoothed path is within 1%
-// of the straight-line distance. Otherwise the cheaper of it and a planned
-// path is used, the route planned by an octile A* restricted to a window 8
-// cells around start and goal when that route is provably the cheapest of the
-// whole grid (no route leaving the window can cost less: a bound from the
-// octile distances through the walkable cells just outside), else the HPA*
-// route. Queries with a clear line of sight over Free cells skip the search
-// entirely.
+// cell paths of the edges it used. Queries with a clear line of sight over
+// Free cells skip every search. Queries of up to 32 steps first run an
+// octile A* restricted to a window 8 cells around start and goal; its route
+// is used when it is provably the cheapest of the whole grid (no route that
+// leaves the window can cost less: a bound from the octile distances through
+// the walkable cells just outside), and taken at once when its smoothed path
+// is within 1% of the straight-line distance. Otherwise short queries
+// (within 56 steps, the limit of one github.com/quasilyte/pathing search)
+// try a direct quasilyte/pathing A* leg, taken on the same terms, and the
+// cheapest of it and the HPA* path is used.
 //
 // The planner's own searches (cluster-restricted Dijkstra, abstract A*, the
-// windowed A*) use
-// an octile move model over the same tile costs: straight steps cost the
-// entered cell's cost, diagonal steps √2 times as much and only between two
-// walkable orthogonal cells; diagonals are returned as two 4-connected
-// steps. Costing diagonals like their Euclidean length keeps cell routes
+// windowed A*) use an octile move model over the same tile costs: straight
+// steps cost the entered cell's cost, diagonal steps √2 times as much and
+// only between two walkable orthogonal cells; diagonals are returned as two
+// 4-connected steps. Costing diagonals like their Euclidean length keeps cell routes
 // close to the any-angle optimum, which a purely 4-directional search (whose
 // many equally cheap staircases include L shapes) does not.
 //

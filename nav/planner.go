@@ -492,67 +492,92 @@ const directSlack = 0.01
 // smoothed path from→to. The route lives in planner scratch memory and is
 // valid until the next query; the path is freshly allocated.
 //
-// Short queries (Manhattan distance <= 56) first try a direct
-// quasilyte/pathing leg. It is accepted if it is complete and its smoothed
-// length is within directSlack of the straight-line distance. Otherwise a
-// route is planned and smoothed too, and the cheaper of the two paths
-// (length plus hazard penalty) is kept: for short queries the cheapest
-// route in a window around the two cells when it is provably the cheapest
-// of the grid ([Planner.localRoute]), else the HPA* route. A kept path over Free cells that
-// starts in its own cell may then be replaced by a shorter one in another
-// homotopy class ([Planner.refine]); the route returned is the one
+// Queries of at most maxLocalSteps first plan the cheapest route in a
+// window around the two cells ([Planner.localRoute]); when it is provably
+// the cheapest of the grid and its smoothed path crosses no Costly cell and
+// is within directSlack of the straight-line distance, that path is taken.
+// Otherwise short queries (Manhattan distance <= 56) try a direct
+// quasilyte/pathing leg, taken on the same terms.
+// Otherwise (and for every longer query) the HPA* route is planned too
+// unless the window's route was proven, and the cheapest of the smoothed
+// paths (length plus hazard penalty) is kept. A kept path over Free cells
+// that starts in its own cell may then be replaced by a shorter one in
+// another homotopy class ([Planner.refine]); the route returned is the one
 // planned, not refine's.
 func (p *Planner) plan(from, to Point, sc, gc Cell, displaced bool) ([]Cell, []Point, error) {
 	if sc == gc {
 		p.route = append(p.route[:0], sc)
 		return p.route, p.smooth.smooth(p.grid, from, to, p.route, displaced), nil
 	}
+	// nearStraight reports whether the path just smoothed crosses no Costly
+	// cell and is within directSlack of the straight line.
+	origin := from
+	if displaced {
+		origin = sc.Center()
+	}
+	nearStraight := func(path []Point) bool {
+		length := PathLength(path)
+		if displaced {
+			length -= from.Dist(origin)
+		}
+		return p.smooth.costlyCells() == 0 && length <= (1+directSlack)*origin.Dist(to)
+	}
+	// The best path so far, its route and cost, and whether it is Free.
 	var (
-		direct     []Point
-		directCost float64
-		directFree bool // the direct leg crosses no Costly cell
+		route []Cell
+		path  []Point
+		cost  float64
+		free  bool
 	)
-	if manhattan(sc, gc) <= maxLegSteps {
-		// Chaining is capped at 57 steps. With uniform costs a partial first
-		// call proves that no route of 56 steps or fewer exists, so an
-		// accepted chained route is still a shortest one, never a dead-end
-		// detour; the cap also admits the library's exact-57-step results.
+	consider := func(r []Cell, q []Point) {
+		if c := p.pathCost(q); path == nil || c < cost {
+			route, path, cost, free = r, q, c, p.smooth.costlyCells() == 0
+		}
+	}
+	steps := manhattan(sc, gc)
+	local := false // route is the cheapest cell route of the grid
+	if steps <= maxLocalSteps {
+		var r []Cell
+		if r, _, local = p.localRoute(p.route2[:0], sc, gc); local {
+			p.route2 = r
+			q := p.smooth.smooth(p.grid, from, to, r, displaced)
+			if nearStraight(q) {
+				return r, q, nil
+			}
+			consider(r, q)
+		}
+	}
+	// Chaining is capped at 57 steps. With uniform costs a partial first
+	// call proves that no route of 56 steps or fewer exists, so an accepted
+	// chained route is still a shortest one, never a dead-end detour; the
+	// cap also admits the library's exact-57-step results. After a proven
+	// local route the leg is not tried: its path was the shorter in 0.6% of
+	// short queries round obstacles, by 1–1.5%.
+	if !local && steps <= maxLegSteps {
 		if r, ok := p.legs.chainLeg(p.route[:0], sc, gc, maxLegSteps+1); ok {
 			p.route = r
-			direct = p.smooth.smooth(p.grid, from, to, r, displaced)
-			length := PathLength(direct)
-			origin := from
-			if displaced {
-				origin = sc.Center()
-				length -= from.Dist(origin)
+			q := p.smooth.smooth(p.grid, from, to, r, displaced)
+			if nearStraight(q) {
+				return r, q, nil
 			}
-			directFree = p.smooth.costlyCells() == 0
-			if directFree && length <= (1+directSlack)*origin.Dist(to) {
-				return r, direct, nil
-			}
-			directCost = p.pathCost(direct)
+			consider(r, q)
 		}
 	}
-	r, ok := []Cell(nil), false
-	if manhattan(sc, gc) <= maxLegSteps {
-		r, _, ok = p.localRoute(p.route2[:0], sc, gc)
-	}
-	if !ok {
-		var err error
-		if r, err = p.hpaRoute(p.route2[:0], sc, gc); err != nil {
+	if !local {
+		r, err := p.hpaRoute(p.route2[:0], sc, gc)
+		if err != nil {
 			return nil, nil, err
 		}
-	}
-	p.route2 = r
-	path := p.smooth.smooth(p.grid, from, to, r, displaced)
-	free := p.smooth.costlyCells() == 0
-	if direct != nil && directCost < p.pathCost(path) {
-		r, path, free = p.route, direct, directFree
+		p.route2 = r
+		q := p.smooth.smooth(p.grid, from, to, r, displaced)
+		if c := p.pathCost(q); path == nil || c <= cost { // the planned route wins ties
+			route, path, cost, free = r, q, c, p.smooth.costlyCells() == 0
+		}
 	}
 	if free && !displaced {
-		path = p.refine(from, to, r, path)
+		path = p.refine(from, to, route, path)
 	}
-	return r, path, nil
+	return route, path, nil
 }
 
 // The any-angle search of [Planner.refine] runs only on paths more than
