@@ -68,8 +68,14 @@ func (p *Planner) localRoute(dst []Cell, sc, gc Cell) (route []Cell, cost float6
 	gen, dist, par, stamp, pos := s.gen, s.dist, s.par, s.stamp, s.pos
 	cols, tiles, tileCost := g.cols, g.tiles, &p.tileCost
 	inf := math.Inf(1)
-	// costAt is the tile cost of a cell of the window (+Inf if Blocked).
-	costAt := func(x, y int) float64 { return tileCost[tiles[(y0+y)*cols+x0+x]] }
+	// The window's neighbours of a cell in dir8's order, as offsets of a
+	// window index and of a grid index, and for a diagonal the two straight
+	// moves it passes between.
+	var offW, offG [8]int
+	for d, m := range dir8 {
+		offW[d], offG[d] = m.dy*w+m.dx, m.dy*cols+m.dx
+	}
+	orth := [8][2]int{4: {0, 1}, 5: {2, 1}, 6: {2, 3}, 7: {0, 3}}
 
 	gx, gy := gc.X-x0, gc.Y-y0
 	goal := gy*w + gx
@@ -95,34 +101,58 @@ func (p *Planner) localRoute(dst []Cell, sc, gc Cell) (route []Cell, cost float6
 		}
 		gu := dist[u]
 		ux, uy := u%w, u/w
-		for d, m := range dir8 {
-			vx, vy := ux+m.dx, uy+m.dy
-			if uint(vx) >= uint(w) || uint(vy) >= uint(h) {
-				continue
-			}
-			c := costAt(vx, vy)
-			if c == inf {
-				continue
-			}
-			if d >= 4 {
-				c1, c2 := costAt(vx, uy), costAt(ux, vy)
-				if c1 == inf || c2 == inf {
-					continue
-				}
-				c = diagCost(c, c1, c2)
-			}
-			v := vy*w + vx
-			ng := gu + c
-			if stamp[v] != gen {
-				stamp[v], dist[v], par[v], pos[v] = gen, ng, uint8(d), 0
-			} else if ng >= dist[v] || pos[v] < 0 {
-				continue
+		gi := (y0+uy)*cols + x0 + ux
+		// The straight neighbours' costs, +Inf outside the window; a
+		// diagonal neighbour is in the window when both its straight
+		// neighbours are.
+		var c [8]float64
+		c[0], c[1], c[2], c[3] = inf, inf, inf, inf
+		if ux+1 < w {
+			c[0] = tileCost[tiles[gi+1]]
+		}
+		if uy+1 < h {
+			c[1] = tileCost[tiles[gi+cols]]
+		}
+		if ux > 0 {
+			c[2] = tileCost[tiles[gi-1]]
+		}
+		if uy > 0 {
+			c[3] = tileCost[tiles[gi-cols]]
+		}
+		for d := 4; d < 8; d++ {
+			c1, c2 := c[orth[d][0]], c[orth[d][1]]
+			if c1 == inf || c2 == inf {
+				c[d] = inf
+			} else if cv := tileCost[tiles[gi+offG[d]]]; cv == inf {
+				c[d] = inf
 			} else {
-				dist[v], par[v] = ng, uint8(d)
-				s.heap.decrease(int32(v), ng+octile(Cell{x0 + vx, y0 + vy}, gc)-tieBreak*ng, pos)
+				c[d] = diagCost(cv, c1, c2)
+			}
+		}
+		for d := range 8 {
+			if c[d] == inf {
 				continue
 			}
-			s.heap.push(ng+octile(Cell{x0 + vx, y0 + vy}, gc)-tieBreak*ng, int32(v), pos)
+			v := u + offW[d]
+			ng := gu + c[d]
+			if stamp[v] == gen && (ng >= dist[v] || pos[v] < 0) {
+				continue
+			}
+			ddx, ddy := v%w-gx, v/w-gy
+			if ddx < 0 {
+				ddx = -ddx
+			}
+			if ddy < 0 {
+				ddy = -ddy
+			}
+			key := ng + float64(max(ddx, ddy)-min(ddx, ddy)) + sqrt2*float64(min(ddx, ddy)) - tieBreak*ng
+			if stamp[v] == gen {
+				dist[v], par[v] = ng, uint8(d)
+				s.heap.decrease(int32(v), key, pos)
+				continue
+			}
+			stamp[v], dist[v], par[v], pos[v] = gen, ng, uint8(d), 0
+			s.heap.push(key, int32(v), pos)
 		}
 	}
 	return dst, inf, false
