@@ -150,7 +150,7 @@ func (w *World) Progress(a *Agent) map[string]float64 {
 }
 
 func (w *World) progressInto(a *Agent, p map[string]float64) {
-	for name := range w.objective.SuccessMetrics {
+	for _, name := range w.metricNames {
 		p[name], _ = w.metric(a, name)
 	}
 }
@@ -192,6 +192,12 @@ func (w *World) checkMetrics() error {
 
 // updateCompletion records when each agent first meets its required metrics
 // (time excluded, since time is what completion stops).
+// requiredMetric is a required metric of the objective and its target.
+type requiredMetric struct {
+	name   string
+	target MetricTarget
+}
+
 func (w *World) updateCompletion() {
 	if len(w.objective.SuccessMetrics) == 0 {
 		return
@@ -201,13 +207,10 @@ func (w *World) updateCompletion() {
 			continue
 		}
 		done, any := true, false
-		for name, m := range w.objective.SuccessMetrics {
-			if !m.Required || name == "time" {
-				continue
-			}
+		for _, r := range w.required {
 			any = true
-			v, _ := w.metric(a, name)
-			if !Met(m, v) {
+			v, _ := w.metric(a, r.name)
+			if !Met(r.target, v) {
 				done = false
 				break
 			}

@@ -564,10 +564,12 @@ func (w *World) observeInto(a *Agent, obs *Observation, sc *observeScratch, comp
 	} else {
 		clear(obs.Inventory)
 	}
+	used := 0 // a.InventoryCount(), without walking the map again
 	for k, n := range a.Inventory {
 		obs.Inventory[k] = n
+		used += n
 	}
-	obs.InventoryUsed = a.InventoryCount()
+	obs.InventoryUsed = used
 	obs.InventoryCap = a.Capacity
 
 	// Lists are never null on the wire: an empty list is [].

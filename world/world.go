@@ -67,8 +67,9 @@ type World struct {
 	respawnDue     []int32
 	agentByRank    []int32 // agent indices in the order of ids
 	metricNames    []string
-	objectiveView  Objective // what observations show
-	sightSums      []int32   // summed-area table of the sight grid
+	required       []requiredMetric // the required metrics but time, in metricNames' order
+	objectiveView  Objective        // what observations show
+	sightSums      []int32          // summed-area table of the sight grid
 	rosterIDs      []string
 	bodyBuf        []body   // scratch for collision
 	recipientBuf   []*Agent // scratch for message delivery
@@ -179,6 +180,11 @@ func New(cfg Config) (*World, error) {
 		return nil, err
 	}
 	w.metricNames = w.objective.MetricNames()
+	for _, name := range w.metricNames {
+		if m := w.objective.SuccessMetrics[name]; m.Required && name != "time" {
+			w.required = append(w.required, requiredMetric{name, m})
+		}
+	}
 	// Observations show a copy: a controller that edits its observation cannot
 	// change the game.
 	w.objectiveView = w.objective
