@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -153,4 +154,44 @@ func TestBadParamsNeverCostTheJournal(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, string(b), `"target":[{"$float":"NaN"},{"$float":"+Inf"},1]`)
 	require.Contains(t, string(b), `"error_code":"INVALID_PARAMS"`)
+}
+
+// countingController counts its decisions; it decides on the tick goroutine.
+type countingController struct{ n int }
+
+func (c *countingController) Decide(context.Context, *world.Observation) world.Decision {
+	c.n++
+	return world.Idle("")
+}
+
+// TestRunReadsControllersOnce checks that each agent's controller is the one
+// the map held when Run started, whether it decides concurrently or not, on
+// one worker and on several, and that changing the map during the run changes
+// nothing.
+func TestRunReadsControllersOnce(t *testing.T) {
+	for _, workers := range []int{1, 3} {
+		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
+			w, _, _ := builtin(t, "foraging", 3)
+			agents := w.Agents()
+			require.GreaterOrEqual(t, len(agents), 2)
+			ctrls := map[string]engine.Controller{}
+			first := &countingController{}
+			ctrls[agents[0].ID] = first
+			for _, a := range agents[1:] {
+				ctrls[a.ID] = bots.NewForager(bots.Info{AgentID: a.ID, Seed: 3, Bounds: w.Bounds(), Rules: w.Rules()})
+			}
+			later := &countingController{}
+			r := &engine.Runner{World: w, Controllers: ctrls, MaxTicks: 20, Workers: workers,
+				OnTick: func(rec *engine.TickRecord) {
+					if rec.Tick == 4 {
+						ctrls[agents[0].ID] = later
+						delete(ctrls, agents[1].ID)
+					}
+				}}
+			_, err := r.Run(context.Background())
+			require.NoError(t, err)
+			require.Equal(t, 20, first.n, "the controller the map held when Run started decides every tick")
+			require.Zero(t, later.n, "a controller put in the map during the run is not asked")
+		})
+	}
 }

@@ -184,15 +184,6 @@ func (p *pool) run(n int, fn func(k *worker, i int), done func(lo, hi int)) {
 
 var workerLabels = pprof.WithLabels(context.Background(), pprof.Labels("tick", "worker"))
 
-// concurrentController returns the agent's controller if it may decide on a
-// worker, or nil.
-func (r *Runner) concurrentController(id string) Controller {
-	if c, ok := r.Controllers[id].(ConcurrentController); ok && c.DecidesConcurrently() {
-		return c
-	}
-	return nil
-}
-
 // decideParallel fills r.obsList and r.decisions for this decision point
 // using the workers (see the top of this file).
 func (r *Runner) decideParallel(ctx context.Context, tick int) error {
@@ -219,7 +210,7 @@ func (r *Runner) decideParallel(ctx context.Context, tick int) error {
 	for i, a := range agents {
 		var c Controller
 		if g == nil && a.Alive {
-			c = r.concurrentController(a.ID)
+			c = r.concurrentController(i)
 		}
 		p.conc[i] = c
 		switch {
@@ -297,7 +288,7 @@ func (r *Runner) decideParallel(ctx context.Context, tick int) error {
 			if o == nil || p.preps[i].decided {
 				continue
 			}
-			if c := r.Controllers[agents[i].ID]; c != nil {
+			if c := r.ctrls[i]; c != nil {
 				decisions[i] = c.Decide(ctx, o)
 			}
 		}
