@@ -128,8 +128,8 @@ type Runner struct {
 	ctrls     []Controller
 	conc      []bool
 	decisions []world.Decision
-	scratch     world.Observation // the one-worker decision point's
-	rng         *rand.Rand
+	scratch   world.Observation // the one-worker decision point's
+	rng       *rand.Rand
 }
 
 // TickRecord is one tick as the journal keeps it.
