@@ -21,92 +21,110 @@ type body struct {
 	hx, hz float64
 }
 
-// nearBodies collects, in a fixed order, every obstacle and living agent whose
-// shape touches a physics cell within reach of (x, z), except the agent self.
-// Shapes register in every cell they touch, so reach only needs to cover the
-// ground the agent itself can sweep.
+// nearBodies collects, in a fixed order (agents by index, then obstacles by
+// index), every obstacle and living agent whose shape touches a physics cell
+// within reach of (x, z), except the agent self. Shapes register in every
+// cell they touch, so reach only needs to cover the ground the agent itself
+// can sweep.
 func (w *World) nearBodies(x, z, reach float64, self int, dst []body) []body {
+	g := &w.grid
 	cx0 := int(math.Floor((x - reach - w.bounds.MinX) / physicsCell))
 	cz0 := int(math.Floor((z - reach - w.bounds.MinZ) / physicsCell))
 	cx1 := int(math.Floor((x + reach - w.bounds.MinX) / physicsCell))
 	cz1 := int(math.Floor((z + reach - w.bounds.MinZ) / physicsCell))
-	tags := w.tagBuf[:0]
-	for cz := max(cz0, 0); cz <= min(cz1, w.grid.rows-1); cz++ {
-		for cx := max(cx0, 0); cx <= min(cx1, w.grid.cols-1); cx++ {
-			c := cz*w.grid.cols + cx
-			for _, i := range w.grid.obs[c] {
-				tags = append(tags, shapeTag{kindObstacle, int(i)})
-			}
-			for _, i := range w.grid.agents[c] {
+	obs, agents := w.nearObs[:0], w.nearAgents[:0]
+	for cz := max(cz0, 0); cz <= min(cz1, g.rows-1); cz++ {
+		lo, hi := cz*g.cols+max(cx0, 0), cz*g.cols+min(cx1, g.cols-1)
+		if lo > hi {
+			continue
+		}
+		// A row's cells are contiguous in the obstacles' lists.
+		obs = append(obs, g.obsIdx[g.obsStart[lo]:g.obsStart[hi+1]]...)
+		for c := lo; c <= hi; c++ {
+			for _, i := range g.agents[c] {
 				if int(i) != self {
-					tags = append(tags, shapeTag{kindAgent, int(i)})
+					agents = append(agents, i)
 				}
 			}
 		}
 	}
 	// Sort (insertion sort: the lists are short) and drop shapes seen in two cells.
-	for i := 1; i < len(tags); i++ {
-		for j := i; j > 0 && tags[j].less(tags[j-1]); j-- {
-			tags[j], tags[j-1] = tags[j-1], tags[j]
-		}
+	agents, obs = sortShort(agents), sortShort(obs)
+	w.nearObs, w.nearAgents = obs, agents
+	for _, i := range agents {
+		p := g.pos[i]
+		dst = append(dst, body{tag: shapeTag{kindAgent, int(i)}, x: p[0], z: p[1], r: w.rules.AgentRadius})
 	}
-	tags = slices.Compact(tags)
-	w.tagBuf = tags
-	for _, t := range tags {
-		b := body{tag: t}
-		switch t.kind {
-		case kindAgent:
-			o := w.agents[t.index]
-			b.x, b.z, b.r = o.Pos[0], o.Pos[2], w.rules.AgentRadius
-		case kindObstacle:
-			o := w.obstacles[t.index]
-			b.x, b.z = o.Pos[0], o.Pos[2]
-			if o.Shape == "box" {
-				b.hx, b.hz = o.SizeX/2, o.SizeZ/2
-			} else {
-				b.r = o.Radius
-			}
-		}
-		dst = append(dst, b)
+	for _, i := range obs {
+		dst = append(dst, g.obsBody[i])
 	}
 	return dst
+}
+
+// sortShort sorts a short list of indices and drops repeats.
+func sortShort(s []int32) []int32 {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+	return slices.Compact(s)
 }
 
 // bodyGrid is the broad phase of collision: the obstacles and the living
 // agents in each cell, exactly as resolv's Space registers them (it used to
 // be the broad phase): the obstacles, which never move, copied from a Space
 // built with the world; the agents by resolv's rule for a circle, shapeCells.
-// It holds indices, so that a lookup chases no interface or scattered shape,
+// It holds indices, and the agents' positions and the obstacles' colliders
+// by index, so that a lookup chases no interface, pointer or scattered shape,
 // and moving an agent within its cells costs nothing.
 type bodyGrid struct {
 	cols, rows int
-	obs        [][]int32 // per cell (row-major)
-	agents     [][]int32
-	spans      [][4]int // by agent: the cells it is in; placed: whether it is
-	placed     []bool
+	minX, minZ float64 // the world's bounds' minimum: resolv's origin
+	// The obstacles of cell c (row-major) are obsIdx[obsStart[c]:obsStart[c+1]].
+	obsStart []int32
+	obsIdx   []int32
+	obsBody  []body       // by obstacle: its collider
+	agents   [][]int32    // per cell (row-major)
+	pos      [][2]float64 // by agent: where it was last placed (x, z)
+	spans    [][4]int     // by agent: the cells it is in; placed: whether it is
+	placed   []bool
 }
 
 // init sizes the grid as resolv's Space and copies its obstacles, for n
 // agents (call it under resolvMu).
-func (g *bodyGrid) init(sp *resolv.Space, n int) {
+func (g *bodyGrid) init(sp *resolv.Space, n int, obstacles []*Obstacle, b Bounds) {
+	g.minX, g.minZ = b.MinX, b.MinZ
 	g.spans = make([][4]int, n)
 	g.placed = make([]bool, n)
+	g.pos = make([][2]float64, n)
 	for sp.Cell(g.cols, 0) != nil {
 		g.cols++
 	}
 	for sp.Cell(0, g.rows) != nil {
 		g.rows++
 	}
-	g.obs = make([][]int32, g.cols*g.rows)
+	g.obsStart = make([]int32, g.cols*g.rows+1)
 	g.agents = make([][]int32, g.cols*g.rows)
 	for cz := range g.rows {
 		for cx := range g.cols {
 			for _, s := range sp.Cell(cx, cz).Shapes {
 				if t := s.Data().(shapeTag); t.kind == kindObstacle {
-					g.obs[cz*g.cols+cx] = append(g.obs[cz*g.cols+cx], int32(t.index))
+					g.obsIdx = append(g.obsIdx, int32(t.index))
 				}
 			}
+			g.obsStart[cz*g.cols+cx+1] = int32(len(g.obsIdx))
 		}
+	}
+	g.obsBody = make([]body, len(obstacles))
+	for i, o := range obstacles {
+		b := body{tag: shapeTag{kindObstacle, i}, x: o.Pos[0], z: o.Pos[2]}
+		if o.Shape == "box" {
+			b.hx, b.hz = o.SizeX/2, o.SizeZ/2
+		} else {
+			b.r = o.Radius
+		}
+		g.obsBody[i] = b
 	}
 }
 
@@ -117,11 +135,12 @@ func (g *bodyGrid) cells(x, y, r float64) [4]int {
 	return [4]int{max(s[0], 0), max(s[1], 0), min(s[2], g.cols-1), min(s[3], g.rows-1)}
 }
 
-// place puts agent i, a circle of radius r, at (x, y) in resolv's
-// coordinates (world coordinates less the bounds' minimum), if that changes
+// place puts agent i, a circle of radius r, at (x, z) in world coordinates:
+// it notes the position, and moves the agent between cells if that changes
 // the cells it is in.
-func (g *bodyGrid) place(i int, x, y, r float64) {
-	span := g.cells(x, y, r)
+func (g *bodyGrid) place(i int, x, z, r float64) {
+	g.pos[i] = [2]float64{x, z}
+	span := g.cells(x-g.minX, z-g.minZ, r)
 	if g.placed[i] && g.spans[i] == span {
 		return
 	}
@@ -157,13 +176,6 @@ func (g *bodyGrid) remove(i int, span [4]int) {
 			}
 		}
 	}
-}
-
-func (t shapeTag) less(o shapeTag) bool {
-	if t.kind != o.kind {
-		return t.kind < o.kind
-	}
-	return t.index < o.index
 }
 
 // push moves a circle of radius r centred at (x, z) out of the body, if they

@@ -2,6 +2,7 @@ package world
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -74,25 +75,65 @@ func requireGridIsResolvs(t *testing.T, w *World, at string) {
 			}
 		}
 	})
+	less := func(a, b shapeTag) int {
+		if a.kind != b.kind {
+			return int(a.kind) - int(b.kind)
+		}
+		return a.index - b.index
+	}
 	for c, tags := range want {
 		var got []shapeTag
-		for _, i := range w.grid.obs[c] {
+		for _, i := range w.grid.obsIdx[w.grid.obsStart[c]:w.grid.obsStart[c+1]] {
 			got = append(got, shapeTag{kindObstacle, int(i)})
 		}
 		for _, i := range w.grid.agents[c] {
 			got = append(got, shapeTag{kindAgent, int(i)})
 		}
-		less := func(a, b shapeTag) int {
-			if a.less(b) {
-				return -1
-			}
-			if b.less(a) {
-				return 1
-			}
-			return 0
-		}
 		slices.SortFunc(got, less)
 		slices.SortFunc(tags, less)
 		require.Equal(t, tags, got, "%s: cell (%d, %d)", at, c%w.grid.cols, c/w.grid.cols)
+	}
+	// nearBodies against the Space's cells, with each body read from its
+	// agent or obstacle as it is now.
+	for _, a := range w.agents {
+		if !a.Alive {
+			continue
+		}
+		reach := 0.3 + 2*float64(a.index%4)
+		x, z := a.Pos[0], a.Pos[2]
+		cx0 := int(math.Floor((x - reach - w.bounds.MinX) / physicsCell))
+		cz0 := int(math.Floor((z - reach - w.bounds.MinZ) / physicsCell))
+		cx1 := int(math.Floor((x + reach - w.bounds.MinX) / physicsCell))
+		cz1 := int(math.Floor((z + reach - w.bounds.MinZ) / physicsCell))
+		var tags []shapeTag
+		for cz := max(cz0, 0); cz <= min(cz1, w.grid.rows-1); cz++ {
+			for cx := max(cx0, 0); cx <= min(cx1, w.grid.cols-1); cx++ {
+				for _, t := range want[cz*w.grid.cols+cx] {
+					if t != (shapeTag{kindAgent, a.index}) {
+						tags = append(tags, t)
+					}
+				}
+			}
+		}
+		slices.SortFunc(tags, less)
+		tags = slices.Compact(tags)
+		var bodies []body
+		for _, t := range tags {
+			b := body{tag: t}
+			if t.kind == kindAgent {
+				o := w.agents[t.index]
+				b.x, b.z, b.r = o.Pos[0], o.Pos[2], w.rules.AgentRadius
+			} else {
+				o := w.obstacles[t.index]
+				b.x, b.z = o.Pos[0], o.Pos[2]
+				if o.Shape == "box" {
+					b.hx, b.hz = o.SizeX/2, o.SizeZ/2
+				} else {
+					b.r = o.Radius
+				}
+			}
+			bodies = append(bodies, b)
+		}
+		require.Equal(t, bodies, w.nearBodies(x, z, reach, a.index, nil), "%s: the bodies near %s", at, a.ID)
 	}
 }

@@ -122,13 +122,13 @@ func (w *World) obstacleSpace() *resolv.Space {
 // spawn point is taken to the nearest free spot.
 func (w *World) buildPhysics(specs []AgentSpec) error {
 	withResolv(func() {
-		w.grid.init(w.obstacleSpace(), len(w.agents))
+		w.grid.init(w.obstacleSpace(), len(w.agents), w.obstacles, w.bounds)
 	})
 	for _, a := range w.agents {
 		if !w.placeFree(a) {
 			return fmt.Errorf("agent %q: no free spot near its spawn point (%g, %g)", a.ID, a.Pos[0], a.Pos[2])
 		}
-		w.grid.place(a.index, a.Pos[0]-w.bounds.MinX, a.Pos[2]-w.bounds.MinZ, w.rules.AgentRadius)
+		w.grid.place(a.index, a.Pos[0], a.Pos[2], w.rules.AgentRadius)
 	}
 	return nil
 }
@@ -257,7 +257,7 @@ func (w *World) moveAgent(a *Agent) {
 		x, z = nx, nz
 	}
 	a.action.path = path
-	w.grid.place(a.index, x-w.bounds.MinX, z-w.bounds.MinZ, w.rules.AgentRadius)
+	w.grid.place(a.index, x, z, w.rules.AgentRadius)
 	a.Pos = w.ground(x, z)
 	dist := GroundDist(prev, a.Pos)
 	a.Stats.Distance += dist

@@ -41,6 +41,10 @@ type World struct {
 	agentIdx                                        *agentGrid
 	agentIdxDirty                                   bool
 	maxHazardRadius, maxObstacleExtent              float64
+	// obstacleGeo is, by obstacle, where it is and its extent: what
+	// observations test every obstacle near an agent against, packed so
+	// that a crowd of obstacles takes a few cache lines.
+	obstacleGeo []obstacleGeo
 
 	navGrid   *nav.Grid
 	sightGrid *nav.Grid
@@ -69,12 +73,13 @@ type World struct {
 	metricNames    []string
 	required       []requiredMetric // the required metrics but time, in metricNames' order
 	objectiveView  Objective        // what observations show
-	sightSums      []int32          // summed-area table of the sight grid
+	sightSums      []uint16         // summed-area table of the sight grid, modulo 2¹⁶
 	rosterIDs      []string
 	bodyBuf        []body   // scratch for collision
 	recipientBuf   []*Agent // scratch for message delivery
 	recipientIdx   []int32
-	tagBuf         []shapeTag
+	nearObs        []int32  // scratch for collision: obstacles near a mover
+	nearAgents     []int32  // and agents
 	grid           bodyGrid // collision's broad phase
 	rosterDirty    bool
 }
@@ -257,6 +262,7 @@ func (w *World) addEntities(cfg Config) error {
 		ob.shown, ob.shownExtent = roundVec(ob.Pos), round2(ob.extent())
 		w.obstacleIdx.insert(len(w.obstacles), ob.Pos)
 		w.obstacles = append(w.obstacles, ob)
+		w.obstacleGeo = append(w.obstacleGeo, obstacleGeo{ob.Pos[0], ob.Pos[2], ob.extent()})
 		w.maxObstacleExtent = math.Max(w.maxObstacleExtent, ob.extent())
 	}
 	for _, r := range cfg.Resources {
