@@ -194,7 +194,7 @@ func crowdWorld(t *testing.T, seed uint64) *World {
 	w, err := New(cfg)
 	require.NoError(t, err)
 	for i, a := range w.agents {
-		a.Pos = w.ground(at[i][0], at[i][1])
+		w.setPos(a, at[i][0], at[i][1])
 	}
 	w.agentIdxDirty = true
 	stirAgents(w, rng, 13, 9, 30, 30)

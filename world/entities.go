@@ -141,7 +141,7 @@ type Agent struct {
 
 	index            int
 	rank             int32 // place in the order of agent ids
-	shown            Vec3  // Pos as observations print it, refreshed with the agent index
+	shown            Vec3  // Pos as observations print it, set wherever Pos is
 	action           actionState
 	status           ActionStatus
 	lastResult       ActionResult // valid when hasResult

@@ -65,7 +65,7 @@ func TestDeliverMessagesEqualsTheFullScan(t *testing.T) {
 					if round == 3 {
 						w.kill(w.agents[kill], "test")
 					}
-					w.agents[move].Pos = w.ground(x, z)
+					w.setPos(w.agents[move], x, z)
 					w.agentIdxDirty = true
 					w.outbox = append(w.outbox, sends...)
 					if k == 0 {

@@ -519,15 +519,19 @@ func (v *viewer) capturePoints(dst []EntityView) []EntityView {
 }
 
 // refreshAgentIndex rebuilds the living agents' spatial index after movement.
+// It reads the living agents and their positions from collision's broad
+// phase (an agent is placed there exactly while it is alive), where they
+// are packed, not from the Agent structs: on the tick goroutine, at every
+// tick, that was a cache miss or more per agent.
 func (w *World) refreshAgentIndex() {
 	if !w.agentIdxDirty {
 		return
 	}
 	w.agentIdx.reset()
-	for _, a := range w.agents {
-		if a.Alive {
-			w.agentIdx.insert(a)
-			a.shown = roundVec(a.Pos)
+	g := &w.grid
+	for i, p := range g.pos {
+		if g.placed[i] {
+			w.agentIdx.insert(int32(i), w.agentRank[i], p[0], p[1])
 		}
 	}
 	w.agentIdx.split()

@@ -128,9 +128,21 @@ func (w *World) buildPhysics(specs []AgentSpec) error {
 		if !w.placeFree(a) {
 			return fmt.Errorf("agent %q: no free spot near its spawn point (%g, %g)", a.ID, a.Pos[0], a.Pos[2])
 		}
-		w.grid.place(a.index, a.Pos[0], a.Pos[2], w.rules.AgentRadius)
+		w.setPos(a, a.Pos[0], a.Pos[2])
 	}
 	return nil
+}
+
+// setPos puts an agent at (x, z): its position, what observations show of
+// it, and, while it lives, its place in collision's broad phase, which the
+// agent index reads (refreshAgentIndex). Every move of an agent goes
+// through here.
+func (w *World) setPos(a *Agent, x, z float64) {
+	if a.Alive {
+		w.grid.place(a.index, x, z, w.rules.AgentRadius)
+	}
+	a.Pos = w.ground(x, z)
+	a.shown = roundVec(a.Pos)
 }
 
 // placeFree moves a new agent to the nearest spot (spiralling out from its
@@ -257,8 +269,7 @@ func (w *World) moveAgent(a *Agent) {
 		x, z = nx, nz
 	}
 	a.action.path = path
-	w.grid.place(a.index, x, z, w.rules.AgentRadius)
-	a.Pos = w.ground(x, z)
+	w.setPos(a, x, z)
 	dist := GroundDist(prev, a.Pos)
 	a.Stats.Distance += dist
 	a.Vel = Vec3{(a.Pos[0] - prev[0]) * w.tickRate, (a.Pos[1] - prev[1]) * w.tickRate, (a.Pos[2] - prev[2]) * w.tickRate}

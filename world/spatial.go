@@ -193,13 +193,14 @@ func (g *agentGrid) split() {
 	}
 }
 
-func (g *agentGrid) insert(a *Agent) {
-	cx, cz := g.coord(a.Pos[0], a.Pos[2])
+// insert files the agent at index idx, of the given rank, standing at (x, z).
+func (g *agentGrid) insert(idx, rank int32, x, z float64) {
+	cx, cz := g.coord(x, z)
 	c := cz*g.cols + cx
 	if len(g.at[c]) == 0 {
 		g.used = append(g.used, int32(c))
 	}
-	g.at[c] = append(g.at[c], agentEntry{int32(a.index), a.rank, a.Pos[0], a.Pos[2]})
+	g.at[c] = append(g.at[c], agentEntry{idx, rank, x, z})
 }
 
 // ObserveOrder appends to dst the indices (in Agents) of the living agents in

@@ -17,7 +17,7 @@ func stirAgents(w *World, rng *rand.Rand, killEvery, moveEvery int, sx, sz float
 		case i%killEvery == 0:
 			w.kill(a, "test")
 		case i%moveEvery == 0:
-			a.Pos = w.ground(rng.Float64()*sx-sx/2, rng.Float64()*sz-sz/2)
+			w.setPos(a, rng.Float64()*sx-sx/2, rng.Float64()*sz-sz/2)
 			w.agentIdxDirty = true
 		}
 	}

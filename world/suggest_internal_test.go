@@ -79,7 +79,7 @@ func TestSuggestFromIndexesEqualsTheFullScan(t *testing.T) {
 				w.kill(a, "test")
 			case i%3 == 0: // moved since the index was built
 				x, z := at()
-				a.Pos = w.ground(x, z)
+				w.setPos(a, x, z)
 				w.agentIdxDirty = true
 			}
 		}

@@ -70,6 +70,7 @@ type World struct {
 	respawns       respawnHeap
 	respawnDue     []int32
 	agentByRank    []int32 // agent indices in the order of ids
+	agentRank      []int32 // by agent index: its rank in the order of ids (Agent.rank)
 	metricNames    []string
 	required       []requiredMetric // the required metrics but time, in metricNames' order
 	objectiveView  Objective        // what observations show
@@ -361,9 +362,11 @@ func (w *World) addEntities(cfg Config) error {
 	copy(order, w.agents)
 	slices.SortFunc(order, func(a, b *Agent) int { return strings.Compare(a.ID, b.ID) })
 	w.agentByRank = make([]int32, len(order))
+	w.agentRank = make([]int32, len(order))
 	for r, a := range order {
 		a.rank = int32(r)
 		w.agentByRank[r] = int32(a.index)
+		w.agentRank[a.index] = int32(r)
 	}
 	w.agentIdxDirty = true
 	return nil
