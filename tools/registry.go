@@ -197,8 +197,10 @@ func (r *Registry) Execute(w *world.World, agentID, name string, params map[stri
 // execute is Execute for agent a (w.Agent(agentID)), taking the parameters'
 // validation from p when it was worked out ahead for this tool.
 func (r *Registry) execute(w *world.World, a *world.Agent, agentID, name string, params map[string]any, asQuery bool, p *Prepared) (res world.ActionResult) {
-	t, ok := r.byName[name]
-	if !ok {
+	var t *Tool
+	if p != nil && p.tool != nil && p.tool.Name == name {
+		t = p.tool // Prepare looked it up (no hashing on the tick goroutine)
+	} else if t = r.byName[name]; t == nil {
 		return world.Fail(fuzzy.Clip(name), world.CodeUnknownTool, "Unknown tool '%s'%s; available tools: %s", fuzzy.Clip(name), r.suggest(name), strings.Join(r.names, ", "))
 	}
 	if asQuery && !t.Query {
