@@ -199,7 +199,9 @@ func (r *Runner) Run(ctx context.Context) (*Results, error) {
 	}
 	res := Collect(w, reason)
 	for i := range res.Agents {
-		if u, ok := r.Controllers[res.Agents[i].ID].(UsageReporter); ok && r.Gatherer == nil {
+		// Collect lists the agents in order: the usage is that of the
+		// controller that decided.
+		if u, ok := r.ctrls[i].(UsageReporter); ok && r.Gatherer == nil {
 			v := u.Usage()
 			res.Agents[i].Usage = &v
 		}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 
 	"github.com/arena-sim/arena/bots"
@@ -157,12 +158,17 @@ func TestBadParamsNeverCostTheJournal(t *testing.T) {
 }
 
 // countingController counts its decisions; it decides on the tick goroutine.
-type countingController struct{ n int }
+type countingController struct{ n atomic.Int64 }
 
 func (c *countingController) Decide(context.Context, *world.Observation) world.Decision {
-	c.n++
+	c.n.Add(1)
 	return world.Idle("")
 }
+
+// concurrentCounter is a countingController that decides on the workers.
+type concurrentCounter struct{ countingController }
+
+func (*concurrentCounter) DecidesConcurrently() bool { return true }
 
 // TestRunReadsControllersOnce checks that each agent's controller is the one
 // the map held when Run started, whether it decides concurrently or not, on
@@ -175,9 +181,9 @@ func TestRunReadsControllersOnce(t *testing.T) {
 			agents := w.Agents()
 			require.GreaterOrEqual(t, len(agents), 2)
 			ctrls := map[string]engine.Controller{}
-			first := &countingController{}
-			ctrls[agents[0].ID] = first
-			for _, a := range agents[1:] {
+			first, second := &countingController{}, &concurrentCounter{}
+			ctrls[agents[0].ID], ctrls[agents[1].ID] = first, second
+			for _, a := range agents[2:] {
 				ctrls[a.ID] = bots.NewForager(bots.Info{AgentID: a.ID, Seed: 3, Bounds: w.Bounds(), Rules: w.Rules()})
 			}
 			later := &countingController{}
@@ -190,8 +196,9 @@ func TestRunReadsControllersOnce(t *testing.T) {
 				}}
 			_, err := r.Run(context.Background())
 			require.NoError(t, err)
-			require.Equal(t, 20, first.n, "the controller the map held when Run started decides every tick")
-			require.Zero(t, later.n, "a controller put in the map during the run is not asked")
+			require.EqualValues(t, 20, first.n.Load(), "the controller the map held when Run started decides every tick")
+			require.EqualValues(t, 20, second.n.Load(), "so does a concurrent one taken out of the map")
+			require.Zero(t, later.n.Load(), "a controller put in the map during the run is not asked")
 		})
 	}
 }

@@ -123,7 +123,7 @@ func (w *World) nearbyAgentsByEveryAgent(a *Agent) ([]EntityView, int) {
 			continue
 		}
 		if d := math.Sqrt(d2); w.lineOfSight(a.Pos, o.Pos, d) {
-			keys = append(keys, distKey(d)<<32|uint64(o.rank))
+			keys = append(keys, distKey(d)<<32|uint64(w.agentRank[o.index]))
 		}
 	}
 	slices.Sort(keys)

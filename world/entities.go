@@ -140,7 +140,6 @@ type Agent struct {
 	Stats     AgentStats
 
 	index            int
-	rank             int32 // place in the order of agent ids
 	shown            Vec3  // Pos as observations print it, set wherever Pos is
 	action           actionState
 	status           ActionStatus

@@ -128,16 +128,34 @@ func (w *World) buildSightSums() {
 }
 
 // sightClear reports whether the cells of the box spanned by a and b are all
-// free. False also means it cannot tell: a box partly off the grid, or of
-// 2¹⁶ cells or more (see buildSightSums).
+// free (false also for a box partly off the grid).
 func (w *World) sightClear(a, b nav.Point) bool {
 	cols, rows := w.sightGrid.Cols(), w.sightGrid.Rows()
 	x0, x1 := int(math.Floor(min(a.X, b.X))), int(math.Floor(max(a.X, b.X)))
 	y0, y1 := int(math.Floor(min(a.Y, b.Y))), int(math.Floor(max(a.Y, b.Y)))
-	if x0 < 0 || y0 < 0 || x1 >= cols || y1 >= rows || (x1-x0+1)*(y1-y0+1) >= 1<<16 {
+	if x0 < 0 || y0 < 0 || x1 >= cols || y1 >= rows {
 		return false
 	}
-	st := cols + 1
+	if (x1-x0+1)*(y1-y0+1) < 1<<16 {
+		return w.sightZero(x0, y0, x1, y1)
+	}
+	// A box of 2¹⁶ cells or more (never a perception radius's) is summed
+	// in parts of fewer (see buildSightSums).
+	const part = 255
+	for py := y0; py <= y1; py += part {
+		for px := x0; px <= x1; px += part {
+			if !w.sightZero(px, py, min(px+part-1, x1), min(py+part-1, y1)) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// sightZero reports whether the box of cells [x0, x1] × [y0, y1], of fewer
+// than 2¹⁶ cells, holds no blocked cell.
+func (w *World) sightZero(x0, y0, x1, y1 int) bool {
+	st := w.sightGrid.Cols() + 1
 	n := w.sightSums[(y1+1)*st+x1+1] - w.sightSums[y0*st+x1+1] - w.sightSums[(y1+1)*st+x0] + w.sightSums[y0*st+x0]
 	return n == 0
 }

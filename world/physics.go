@@ -125,18 +125,19 @@ func (w *World) buildPhysics(specs []AgentSpec) error {
 		w.grid.init(w.obstacleSpace(), len(w.agents), w.obstacles, w.bounds)
 	})
 	for _, a := range w.agents {
-		if !w.placeFree(a) {
+		x, z, ok := w.freeSpot(a)
+		if !ok {
 			return fmt.Errorf("agent %q: no free spot near its spawn point (%g, %g)", a.ID, a.Pos[0], a.Pos[2])
 		}
-		w.setPos(a, a.Pos[0], a.Pos[2])
+		w.setPos(a, x, z)
 	}
 	return nil
 }
 
 // setPos puts an agent at (x, z): its position, what observations show of
 // it, and, while it lives, its place in collision's broad phase, which the
-// agent index reads (refreshAgentIndex). Every move of an agent goes
-// through here.
+// agent index reads (refreshAgentIndex). Every move of an agent, from its
+// spawn point on, goes through here.
 func (w *World) setPos(a *Agent, x, z float64) {
 	if a.Alive {
 		w.grid.place(a.index, x, z, w.rules.AgentRadius)
@@ -145,10 +146,10 @@ func (w *World) setPos(a *Agent, x, z float64) {
 	a.shown = roundVec(a.Pos)
 }
 
-// placeFree moves a new agent to the nearest spot (spiralling out from its
+// freeSpot finds for a new agent the nearest spot (spiralling out from its
 // spawn point) where it touches no obstacle or agent placed before it, stands on
 // a walkable cell and is outside every hazard.
-func (w *World) placeFree(a *Agent) bool {
+func (w *World) freeSpot(a *Agent) (x, z float64, ok bool) {
 	x0, z0 := a.Pos[0], a.Pos[2]
 	step := w.rules.AgentRadius * 2.2
 	var buf []body
@@ -165,11 +166,10 @@ func (w *World) placeFree(a *Agent) bool {
 			if w.overlapsAny(x, z, a.index, buf) {
 				continue
 			}
-			a.Pos = w.ground(x, z)
-			return true
+			return x, z, true
 		}
 	}
-	return false
+	return 0, 0, false
 }
 
 func (w *World) inHazard(x, z float64) bool {

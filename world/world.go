@@ -70,7 +70,7 @@ type World struct {
 	respawns       respawnHeap
 	respawnDue     []int32
 	agentByRank    []int32 // agent indices in the order of ids
-	agentRank      []int32 // by agent index: its rank in the order of ids (Agent.rank)
+	agentRank      []int32 // by agent index: its rank in the order of ids
 	metricNames    []string
 	required       []requiredMetric // the required metrics but time, in metricNames' order
 	objectiveView  Objective        // what observations show
@@ -364,7 +364,6 @@ func (w *World) addEntities(cfg Config) error {
 	w.agentByRank = make([]int32, len(order))
 	w.agentRank = make([]int32, len(order))
 	for r, a := range order {
-		a.rank = int32(r)
 		w.agentByRank[r] = int32(a.index)
 		w.agentRank[a.index] = int32(r)
 	}
