@@ -140,7 +140,7 @@ type Agent struct {
 	Stats     AgentStats
 
 	index            int
-	shown            Vec3  // Pos as observations print it, set wherever Pos is
+	shown            Vec3 // Pos as observations print it, set wherever Pos is
 	action           actionState
 	status           ActionStatus
 	lastResult       ActionResult // valid when hasResult
