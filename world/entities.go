@@ -125,13 +125,20 @@ type AgentStats struct {
 }
 
 // Agent is one acting body in the world.
+//
+// What another agent's observation shows of it (ID, Team, Health, shown and
+// status.Status) lies in its first three cache lines: shown and status sit
+// among the exported fields, whose order they do not change, for that.
 type Agent struct {
-	ID        string
-	Team      string
-	Pos       Vec3
-	Vel       Vec3
-	Facing    float64 // yaw in radians; 0 faces +x, π/2 faces +z
-	Health    float64
+	ID     string
+	Team   string
+	Pos    Vec3
+	Vel    Vec3
+	Facing float64 // yaw in radians; 0 faces +x, π/2 faces +z
+	Health float64
+	shown  Vec3         // Pos as observations print it, set wherever Pos is
+	status ActionStatus // what it is doing, as observations show it
+
 	MaxHealth float64
 	Alive     bool
 	Inventory map[string]int
@@ -140,9 +147,7 @@ type Agent struct {
 	Stats     AgentStats
 
 	index            int
-	shown            Vec3 // Pos as observations print it, set wherever Pos is
 	action           actionState
-	status           ActionStatus
 	lastResult       ActionResult // valid when hasResult
 	hasResult        bool
 	inbox            []Message
