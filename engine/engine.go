@@ -241,12 +241,18 @@ type byIndex []Controller
 
 // Gather implements Gatherer.
 func (cs byIndex) Gather(ctx context.Context, _ int, obs []*world.Observation, decisions []world.Decision) error {
+	cs.decide(ctx, obs, decisions, nil)
+	return nil
+}
+
+// decide asks, in agent order, each agent with an observation and a
+// controller for its decision, but those done reports (when not nil).
+func (cs byIndex) decide(ctx context.Context, obs []*world.Observation, decisions []world.Decision, done func(i int) bool) {
 	for i, o := range obs {
-		if o != nil && cs[i] != nil {
+		if o != nil && cs[i] != nil && (done == nil || !done(i)) {
 			decisions[i] = cs[i].Decide(ctx, o)
 		}
 	}
-	return nil
 }
 
 // Observation is the agent's latest observation (for a dead agent, its

@@ -126,10 +126,7 @@ const minParallel = 32
 func (p *pool) run(n int, fn func(k *worker, i int), done func(lo, hi int)) {
 	if !p.parallel(n) {
 		// Waking goroutines would cost more than the work: do it here.
-		if p.woken {
-			p.start(noJob, 0)
-			p.wait()
-		}
+		p.release()
 		k := p.workers[0]
 		for i := range n {
 			fn(k, i)
@@ -244,6 +241,15 @@ func (p *pool) serve(k *worker, j *job) {
 	}
 }
 
+// release ends a prewake that no run took up (the tick goroutine panicked
+// in between, in a component's code, say), so that no helper spins on.
+func (p *pool) release() {
+	if p.woken {
+		p.start(noJob, 0)
+		p.wait()
+	}
+}
+
 // wait returns once the helpers have; the next run starts its own unless
 // woken ahead again.
 func (p *pool) wait() {
@@ -263,6 +269,7 @@ func (r *Runner) decideParallel(ctx context.Context, tick int) error {
 	p.minParallel = r.minParallel
 	n := len(agents)
 	p.prewake(n) // the first run's, which has one call per agent or per living one
+	defer p.release()
 	r.decisions = append(r.decisions[:0], make([]world.Decision, n)...)
 	decisions := r.decisions
 	p.preps = slices.Grow(p.preps[:0], n)[:n]
@@ -354,14 +361,7 @@ func (r *Runner) decideParallel(ctx context.Context, tick int) error {
 				}
 			}, nil)
 		}
-		for i, o := range obs {
-			if o == nil || p.preps[i].decided {
-				continue
-			}
-			if c := r.ctrls[i]; c != nil {
-				decisions[i] = c.Decide(ctx, o)
-			}
-		}
+		byIndex(r.ctrls).decide(ctx, obs, decisions, func(i int) bool { return p.preps[i].decided })
 	}
 	// Plan ahead for the decisions the workers have not seen yet.
 	defer trace.StartRegion(ctx, "prepare").End()

@@ -42,3 +42,24 @@ func TestPoolRunsEveryCallOnceWokenAheadOrNot(t *testing.T) {
 		}
 	}
 }
+
+// TestPoolReleaseEndsAPrewakeNoRunTookUp: helpers woken ahead of a run
+// that never comes (the tick goroutine panicked in between) stop spinning
+// and return once released, and the next run starts its own.
+func TestPoolReleaseEndsAPrewakeNoRunTookUp(t *testing.T) {
+	w := testutil.World(t, testutil.Config())
+	var p pool
+	p.resize(w, 3)
+	p.minParallel = 10
+	func() {
+		defer func() { require.NotNil(t, recover()) }()
+		p.prewake(50)
+		defer p.release()
+		panic("a component's code")
+	}()
+	require.False(t, p.woken)
+	p.helpers.Wait() // returns: no helper is left spinning
+	var calls atomic.Int32
+	p.run(50, func(*worker, int) { calls.Add(1) }, nil)
+	require.EqualValues(t, 50, calls.Load())
+}
