@@ -80,3 +80,22 @@ func runTicks(b *testing.B, w *world.World, ctrls map[string]engine.Controller) 
 	require.NoError(b, err)
 	return cpu
 }
+
+// BenchmarkWorkersSpeedup measures issue 19's first target, two workers
+// against one at 1,000 agents on 256², on twin worlds that take turns of 25
+// ticks (benchworld.Interleave), so that the host's swings slow both alike:
+// b.N ticks each after 20 warm ones. speedup is the one-worker side's time
+// over the two-worker side's; turn-speedup-p25 and -p75 the quartiles of the
+// same ratio over each pair of turns. ns/op counts the worlds' building too:
+// read the metrics.
+func BenchmarkWorkersSpeedup(b *testing.B) {
+	res, err := benchworld.Interleave(context.Background(), benchworld.Twins{
+		Options: benchworld.Options{Seed: 1, Agents: 1000, Size: 256}, Warm: 20, Ticks: b.N, Workers: 2, Against: 1})
+	require.NoError(b, err)
+	b.ReportMetric(res.Speedup(), "speedup")
+	b.ReportMetric(res.AgentStepsPerSec(), "agent-steps/s")
+	b.ReportMetric(res.AgainstAgentStepsPerSec(), "against-agent-steps/s")
+	q := res.TurnSpeedups
+	b.ReportMetric(q[len(q)/4], "turn-speedup-p25")
+	b.ReportMetric(q[len(q)*3/4], "turn-speedup-p75")
+}

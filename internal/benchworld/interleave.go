@@ -1,0 +1,171 @@
+package benchworld
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/arena-sim/arena/engine"
+	"github.com/arena-sim/arena/world"
+)
+
+// Twins configures Interleave: two worlds generated from Options, one run
+// on Workers workers and the other on Against, for Ticks ticks each, taking
+// turns of Turn ticks, after Warm ticks that each runs alone, untimed.
+type Twins struct {
+	Options
+	Warm    int
+	Ticks   int
+	Turn    int // ticks a side runs before the other takes over [25]
+	Workers int
+	Against int
+}
+
+// Interleaved is what Interleave measured. Time and AgainstTime are the
+// sides' wall time in their ticks (the worlds' building and the runs' ends
+// left out); TurnSpeedups holds, for every pair of turns over the same
+// ticks, the Against side's time over the Workers side's, sorted.
+type Interleaved struct {
+	Ticks        int
+	Agents       int
+	Time         time.Duration
+	AgainstTime  time.Duration
+	TurnSpeedups []float64
+	StateHash    string // the same on both sides, or Interleave fails
+}
+
+// AgentStepsPerSec is the Workers side's throughput.
+func (r Interleaved) AgentStepsPerSec() float64 {
+	return float64(r.Ticks) * float64(r.Agents) / r.Time.Seconds()
+}
+
+// AgainstAgentStepsPerSec is the Against side's throughput.
+func (r Interleaved) AgainstAgentStepsPerSec() float64 {
+	return float64(r.Ticks) * float64(r.Agents) / r.AgainstTime.Seconds()
+}
+
+// Speedup is the Workers side's throughput over the Against side's.
+func (r Interleaved) Speedup() float64 { return r.AgainstTime.Seconds() / r.Time.Seconds() }
+
+// Interleave runs the twin worlds in turns, so that whatever else the host
+// does in a second or a minute slows both alike: two whole runs one after
+// the other can differ by a fifth on a shared host, while the turns of one
+// interleaved run share its weather. Only one side runs at a time (the
+// other's goroutines wait), and each side's time is counted from the start
+// of its turn to the end of the turn's last tick. The workers only read, so
+// both sides must end in the same state; Interleave fails if they do not.
+func Interleave(ctx context.Context, t Twins) (Interleaved, error) {
+	if t.Ticks <= 0 {
+		return Interleaved{}, errors.New("interleave: no ticks to run")
+	}
+	turn := t.Turn
+	if turn <= 0 {
+		turn = 25
+	}
+	var sides [2]twin
+	for i, n := range []int{t.Workers, t.Against} {
+		w, ctrls, err := New(t.Options)
+		if err != nil {
+			return Interleaved{}, err
+		}
+		if t.Warm > 0 {
+			if _, err := (&engine.Runner{World: w, Controllers: ctrls, MaxTicks: t.Warm, Workers: n}).Run(ctx); err != nil {
+				return Interleaved{}, fmt.Errorf("interleave: warm up: %w", err)
+			}
+		}
+		sides[i] = twin{w: w, r: &engine.Runner{World: w, Controllers: ctrls, MaxTicks: w.Tick() + t.Ticks, Workers: n},
+			n: t.Ticks, baton: make(chan struct{}, 1)}
+	}
+	playTurns(ctx, &sides, turn)
+	a, b := &sides[0], &sides[1]
+	if err := errors.Join(a.err, b.err); err != nil {
+		return Interleaved{}, err
+	}
+	if a.ticks != b.ticks || len(a.turns) != len(b.turns) {
+		return Interleaved{}, fmt.Errorf("interleave: the sides ran %d and %d ticks", a.ticks, b.ticks)
+	}
+	res := Interleaved{Ticks: a.ticks, Agents: len(a.w.Agents()), StateHash: world.FormatHash(a.w.StateHash())}
+	if h := world.FormatHash(b.w.StateHash()); h != res.StateHash {
+		return Interleaved{}, fmt.Errorf("interleave: %d workers ended with state hash %s, %d workers with %s",
+			t.Workers, res.StateHash, t.Against, h)
+	}
+	for k := range a.turns {
+		res.Time += a.turns[k]
+		res.AgainstTime += b.turns[k]
+		res.TurnSpeedups = append(res.TurnSpeedups, b.turns[k].Seconds()/a.turns[k].Seconds())
+	}
+	slices.Sort(res.TurnSpeedups)
+	return res, nil
+}
+
+// playTurns runs the two sides' runners in turns of turn ticks, the first
+// side first.
+func playTurns(ctx context.Context, sides *[2]twin, turn int) {
+	sides[0].other, sides[1].other = &sides[1], &sides[0]
+	var wg sync.WaitGroup
+	for i := range sides {
+		wg.Go(func() { sides[i].run(ctx, turn) })
+	}
+	sides[0].pass()
+	wg.Wait()
+}
+
+// twin is one side of Interleave. It runs while it holds the baton, and
+// hands it to the other at the end of each turn and when its run ends.
+type twin struct {
+	w     *world.World
+	r     *engine.Runner
+	n     int // ticks to run
+	baton chan struct{}
+	other *twin
+	done  atomic.Bool // its run is over: the other side no longer waits for it
+	ticks int
+	turns []time.Duration // the wall time of each turn
+	err   error
+}
+
+// pass gives s the baton. A baton already waiting for it (only after a
+// cancelled run) is enough: pass never blocks.
+func (s *twin) pass() {
+	select {
+	case s.baton <- struct{}{}:
+	default:
+	}
+}
+
+func (s *twin) run(ctx context.Context, turn int) {
+	defer func() {
+		s.done.Store(true)
+		s.other.pass()
+	}()
+	select {
+	case <-s.baton:
+	case <-ctx.Done():
+		s.err = ctx.Err()
+		return
+	}
+	start := time.Now()
+	var last time.Time // the end of the last tick
+	s.r.OnTick = func(*engine.TickRecord) {
+		last = time.Now()
+		s.ticks++
+		if s.ticks%turn != 0 || s.ticks == s.n || s.other.done.Load() {
+			return
+		}
+		s.turns = append(s.turns, last.Sub(start))
+		s.other.pass()
+		select {
+		case <-s.baton:
+		case <-ctx.Done(): // the run stops before its next tick
+		}
+		start = time.Now()
+	}
+	_, s.err = s.r.Run(ctx)
+	if last.After(start) { // the last turn ran ticks (an episode may end on a turn's boundary)
+		s.turns = append(s.turns, last.Sub(start))
+	}
+}
