@@ -34,8 +34,8 @@ func cmdBench(ctx context.Context, args []string, stdout io.Writer) error {
 	soak := fs.Duration("soak", 0, "soak the realtime server instead: --agents clients (1000 unless given) over a Unix socket at --tick-rate for this long, with random disconnects; prints tick intervals, memory over time and decisions")
 	tickRate := fs.Float64("tick-rate", 10, "--soak: ticks per second")
 	churn := fs.Float64("churn", 0.01, "--soak: the chance per second that a client drops its connection (it comes back 0.1 to 2 s later)")
-	repeat := fs.Int("repeat", 1, "--ipc: measure this many pairs of a lockstep and an echo run, alternating which goes first, and print each pair's ratios and the medians; --against: this many pairs of runs")
-	against := fs.Int("against", 0, "measure the speedup of --workers over this many workers: --repeat pairs of runs, alternating which goes first, each on a fresh world of the same seed; prints each pair's agent-steps/s and the median speedup, and fails if two runs end in different states")
+	repeat := fs.Int("repeat", 1, "--ipc: measure this many pairs of a lockstep and an echo run, alternating which goes first, and print each pair's ratios and the medians; --against: this many interleaved runs")
+	against := fs.Int("against", 0, "measure the speedup of --workers over this many workers: --repeat runs, each of a fresh world on --workers and its twin (the same seed) on this many, taking turns of 25 ticks so that the host's swings slow both alike; prints each run's agent-steps/s and the median speedup, and fails if two worlds end in different states")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run's ticks to this file; with --ipc, of the measured part of each run, with -lockstep-N or -echo-N before its extension (N counts the pairs from 1)")
 	profileFrom := fs.Int("profile-from", 0, "with --cpuprofile: start the CPU profile after this many ticks, so that it covers only the later part of a long run (the JSON's windows give ns per agent-step by tenth of the run)")
 	traceFile := fs.String("trace", "", "--ipc: write an execution trace (runtime/trace) of the measured part of each run to this file, with -lockstep-N or -echo-N before its extension; `go tool trace` shows the regions of every tick (observe, gather, prepare, apply, worldstep) and of every echo round (observe, gather)")
@@ -473,54 +473,40 @@ func benchIPC(ctx context.Context, stdout io.Writer, agents, ticks int, seed uin
 	return nil
 }
 
-// speedupPair is one pair of runs of benchSpeedup.
+// speedupPair is one interleaved run of benchSpeedup.
 type speedupPair struct {
 	AgentStepsPerSec        float64 `json:"agent_steps_per_sec"`         // with --workers
 	AgainstAgentStepsPerSec float64 `json:"against_agent_steps_per_sec"` // with --against
 	Speedup                 float64 `json:"speedup"`                     // the first over the second
+	// TurnSpeedupP25 and P75 are the quartiles of the speedup over the
+	// run's pairs of turns.
+	TurnSpeedupP25 float64 `json:"turn_speedup_p25"`
+	TurnSpeedupP75 float64 `json:"turn_speedup_p75"`
 }
 
-// benchSpeedup measures repeat pairs of runs of the bench world, one on
-// workers workers and one on against, alternating which goes first (the
-// host's speed drifts), each on a fresh world of the same seed, and prints
-// every pair and the median speedup. Every run must end with the same
-// state hash: the workers only read.
+// benchSpeedup measures the bench world on workers workers against a twin
+// on against, repeat times, each time on fresh worlds of the same seed that
+// take turns of 25 ticks (benchworld.Interleave: the host's swings slow both
+// alike), and prints every run and the median speedup. Both sides must end
+// with the same state hash: the workers only read.
 func benchSpeedup(ctx context.Context, stdout io.Writer, opt benchworld.Options, ticks, workers, against, repeat int, asJSON bool) error {
 	if workers == against {
 		return fmt.Errorf("bench: --against %d: the same as --workers (%d)", against, workers)
 	}
 	hash := ""
-	run := func(n int) (float64, error) {
-		r, err := benchWorld(ctx, opt, ticks, n, benchProfiles{})
+	pairs := make([]speedupPair, repeat)
+	for i := range pairs {
+		r, err := benchworld.Interleave(ctx, benchworld.Twins{Options: opt, Ticks: ticks, Workers: workers, Against: against})
 		if err != nil {
-			return 0, err
+			return fmt.Errorf("bench: %w", err)
 		}
 		if hash == "" {
 			hash = r.StateHash
 		} else if r.StateHash != hash {
-			return 0, fmt.Errorf("bench: %d workers ended with state hash %s, another run with %s", n, r.StateHash, hash)
+			return fmt.Errorf("bench: run %d ended with state hash %s, the first with %s", i+1, r.StateHash, hash)
 		}
-		return r.AgentStepsPerSec, nil
-	}
-	pairs := make([]speedupPair, repeat)
-	for i := range pairs {
-		first, second := against, workers // odd pairs the other way round
-		if i%2 == 1 {
-			first, second = second, first
-		}
-		x, err := run(first)
-		if err != nil {
-			return err
-		}
-		y, err := run(second)
-		if err != nil {
-			return err
-		}
-		steps, againstSteps := y, x
-		if first == workers {
-			steps, againstSteps = x, y
-		}
-		pairs[i] = speedupPair{steps, againstSteps, steps / againstSteps}
+		q := r.TurnSpeedups
+		pairs[i] = speedupPair{r.AgentStepsPerSec(), r.AgainstAgentStepsPerSec(), r.Speedup(), q[len(q)/4], q[len(q)*3/4]}
 	}
 	speedups := make([]float64, repeat)
 	for i, p := range pairs {
@@ -540,16 +526,12 @@ func benchSpeedup(ctx context.Context, stdout io.Writer, opt benchworld.Options,
 		}
 		return fmt.Sprintf("%d workers", n)
 	}
-	fmt.Fprintf(stdout, "world %gx%g, %d agents, %d ticks a run: %s against %s\n", opt.Size, opt.Size, opt.Agents, ticks, count(workers), count(against))
+	fmt.Fprintf(stdout, "world %gx%g, %d agents, %d ticks a side, in turns of 25: %s against %s\n", opt.Size, opt.Size, opt.Agents, ticks, count(workers), count(against))
 	for i, p := range pairs {
-		first := against
-		if i%2 == 1 {
-			first = workers
-		}
-		fmt.Fprintf(stdout, "pair %d (%s first): %s %.0f, %s %.0f agent-steps/s, speedup %.2f\n",
-			i+1, count(first), count(workers), p.AgentStepsPerSec, count(against), p.AgainstAgentStepsPerSec, p.Speedup)
+		fmt.Fprintf(stdout, "run %d: %s %.0f, %s %.0f agent-steps/s, speedup %.2f (turns: quartiles %.2f, %.2f)\n",
+			i+1, count(workers), p.AgentStepsPerSec, count(against), p.AgainstAgentStepsPerSec, p.Speedup, p.TurnSpeedupP25, p.TurnSpeedupP75)
 	}
-	fmt.Fprintf(stdout, "median speedup of %d pairs: %.2f; state hash %s after every run\n", repeat, median, hash)
+	fmt.Fprintf(stdout, "median speedup of %d runs: %.2f; state hash %s after every run\n", repeat, median, hash)
 	return nil
 }
 

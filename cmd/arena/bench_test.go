@@ -169,9 +169,10 @@ func TestBenchIPCTraceAndProfiles(t *testing.T) {
 	require.ErrorContains(t, err, "only with --ipc")
 }
 
-// TestBenchAgainst: --against measures pairs of runs on two numbers of
-// workers, alternating which goes first, and reports each pair's speedup,
-// their median and the one state hash every run ended with.
+// TestBenchAgainst: --against measures interleaved runs of twin worlds on
+// two numbers of workers, and reports each run's speedup with the quartiles
+// over its turns, their median and the one state hash every world ended
+// with.
 func TestBenchAgainst(t *testing.T) {
 	out, _, err := arena(t, "bench", "--agents", "40", "--size", "48", "--ticks", "20", "--workers", "3", "--against", "1", "--repeat", "3", "--json")
 	require.NoError(t, err)
@@ -183,6 +184,8 @@ func TestBenchAgainst(t *testing.T) {
 			Steps        float64 `json:"agent_steps_per_sec"`
 			AgainstSteps float64 `json:"against_agent_steps_per_sec"`
 			Speedup      float64 `json:"speedup"`
+			P25          float64 `json:"turn_speedup_p25"`
+			P75          float64 `json:"turn_speedup_p75"`
 		}
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &r), out)
@@ -193,6 +196,8 @@ func TestBenchAgainst(t *testing.T) {
 	for _, p := range r.Pairs {
 		require.Positive(t, p.Steps)
 		require.InDelta(t, p.Steps/p.AgainstSteps, p.Speedup, 1e-9)
+		require.Positive(t, p.P25)
+		require.LessOrEqual(t, p.P25, p.P75)
 		speedups = append(speedups, p.Speedup)
 	}
 	slices.Sort(speedups)
