@@ -33,6 +33,20 @@ func TestInterleaveTwinsEndAlike(t *testing.T) {
 	require.Equal(t, world.FormatHash(w.StateHash()), res.StateHash)
 }
 
+// TestInterleaveEpisodeEndingEarly: an episode that ends before the ticks
+// asked for (every forager met the objective at tick 695) ends both sides
+// there, in the middle of a turn or on its boundary, with as many turns on
+// each side.
+func TestInterleaveEpisodeEndingEarly(t *testing.T) {
+	opt := Options{Seed: 2, Agents: 5, Size: 32}
+	for _, turn := range []int{100, 5} {
+		res, err := Interleave(context.Background(), Twins{Options: opt, Ticks: 2000, Turn: turn, Workers: 2, Against: 1})
+		require.NoError(t, err)
+		require.Equal(t, 695, res.Ticks, "turn %d", turn)
+		require.Len(t, res.TurnSpeedups, (695+turn-1)/turn)
+	}
+}
+
 // TestInterleaveStopsWithTheContext: a cancelled run ends both sides with
 // the context's error instead of waiting for a turn forever.
 func TestInterleaveStopsWithTheContext(t *testing.T) {
