@@ -56,8 +56,11 @@ func (r Interleaved) Speedup() float64 { return r.AgainstTime.Seconds() / r.Time
 // the other can differ by a fifth on a shared host, while the turns of one
 // interleaved run share its weather. Only one side runs at a time (the
 // other's goroutines wait), and each side's time is counted from the start
-// of its turn to the end of the turn's last tick. The workers only read, so
-// both sides must end in the same state; Interleave fails if they do not.
+// of its turn to the end of the turn's last tick. The twins share one heap,
+// but they allocate alike (the same world, the same decisions), so the
+// collector's work weighs on both alike wherever it falls. The workers only
+// read, so both sides must end in the same state; Interleave fails if they
+// do not.
 func Interleave(ctx context.Context, t Twins) (Interleaved, error) {
 	if t.Ticks <= 0 {
 		return Interleaved{}, errors.New("interleave: no ticks to run")
@@ -137,6 +140,8 @@ func (s *twin) pass() {
 	}
 }
 
+// run plays s's runner: it waits for the baton before the first tick and,
+// handing it over, at the end of every turn but the last.
 func (s *twin) run(ctx context.Context, turn int) {
 	defer func() {
 		s.done.Store(true)
