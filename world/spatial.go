@@ -2,6 +2,7 @@ package world
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 )
 
@@ -77,8 +78,12 @@ type agentGrid struct {
 	bucketGrid
 	at   [][]agentEntry
 	used []int32 // the buckets holding entries, so that reset costs the agents, not the map
-	// order is ObserveOrder's scratch.
-	order []uint64
+	// mortonRank is each bucket's place in the Morton (Z) order of the
+	// buckets and byRank its inverse; usedRanks has a bit per place, set
+	// while its bucket holds entries, so that ObserveOrder walks the used
+	// buckets in that order without sorting them.
+	mortonRank, byRank []int32
+	usedRanks          []uint64
 	// Crowded buckets (crowdMin entries or more) are split into tileDiv ×
 	// tileDiv tiles, so that an observer can take a whole tile in view at
 	// once (viewer.agents): tileSpans[c] is bucket c's tiles in tiles (empty when
@@ -116,16 +121,30 @@ type agentEntry struct {
 
 func newAgentGrid(b Bounds, size float64) *agentGrid {
 	g := &agentGrid{bucketGrid: *newBucketGrid(b, size)}
-	g.at = make([][]agentEntry, len(g.cells))
-	g.tileSpans = make([]tileSpan, len(g.cells))
+	n := len(g.cells)
+	g.at = make([][]agentEntry, n)
+	g.tileSpans = make([]tileSpan, n)
 	g.cells = nil // entries live in at
 	g.tileDiv = max(1, int(math.Round(size/tileSide)))
+	keys := make([]uint64, n)
+	for c := range n {
+		keys[c] = morton(uint32(c%g.cols), uint32(c/g.cols))<<32 | uint64(c)
+	}
+	slices.Sort(keys)
+	g.mortonRank, g.byRank = make([]int32, n), make([]int32, n)
+	for r, k := range keys {
+		g.byRank[r] = int32(uint32(k))
+		g.mortonRank[uint32(k)] = int32(r)
+	}
+	g.usedRanks = make([]uint64, (n+63)/64)
 	return g
 }
 
 func (g *agentGrid) reset() {
 	for _, c := range g.used {
 		g.at[c] = g.at[c][:0]
+		r := g.mortonRank[c]
+		g.usedRanks[r>>6] &^= 1 << (r & 63)
 	}
 	g.used = g.used[:0]
 	for _, c := range g.splitBuckets {
@@ -199,6 +218,8 @@ func (g *agentGrid) insert(idx, rank int32, x, z float64) {
 	c := cz*g.cols + cx
 	if len(g.at[c]) == 0 {
 		g.used = append(g.used, int32(c))
+		r := g.mortonRank[c]
+		g.usedRanks[r>>6] |= 1 << (r & 63)
 	}
 	g.at[c] = append(g.at[c], agentEntry{idx, rank, x, z})
 }
@@ -213,17 +234,14 @@ func (g *agentGrid) insert(idx, rank int32, x, z float64) {
 func (w *World) ObserveOrder(dst []int) []int {
 	w.refreshAgentIndex()
 	g := w.agentIdx
-	keys := g.order[:0]
-	for _, c := range g.used {
-		keys = append(keys, morton(uint32(int(c)%g.cols), uint32(int(c)/g.cols))<<32|uint64(c))
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		for _, e := range g.at[uint32(k)] {
-			dst = append(dst, int(e.idx))
+	for i, word := range g.usedRanks {
+		for ; word != 0; word &= word - 1 {
+			r := i<<6 | bits.TrailingZeros64(word)
+			for _, e := range g.at[g.byRank[r]] {
+				dst = append(dst, int(e.idx))
+			}
 		}
 	}
-	g.order = keys[:0]
 	return dst
 }
 
