@@ -486,8 +486,9 @@ type speedupPair struct {
 
 // benchSpeedup measures the bench world on workers workers against a twin
 // on against, repeat times, each time on fresh worlds of the same seed that
-// take turns of 25 ticks (benchworld.Interleave: the host's swings slow both
-// alike), and prints every run and the median speedup. Both sides must end
+// take turns (benchworld.Interleave: the host's swings slow both alike; the
+// runs alternate which side goes first), and prints every run and the median
+// speedup. Both sides must end
 // with the same state hash: the workers only read.
 func benchSpeedup(ctx context.Context, stdout io.Writer, opt benchworld.Options, ticks, workers, against, repeat int, asJSON bool) error {
 	if workers == against {
@@ -496,7 +497,8 @@ func benchSpeedup(ctx context.Context, stdout io.Writer, opt benchworld.Options,
 	hash := ""
 	pairs := make([]speedupPair, repeat)
 	for i := range pairs {
-		r, err := benchworld.Interleave(ctx, benchworld.Twins{Options: opt, Ticks: ticks, Workers: workers, Against: against})
+		r, err := benchworld.Interleave(ctx, benchworld.Twins{Options: opt, Ticks: ticks, Workers: workers, Against: against,
+			AgainstFirst: i%2 == 1})
 		if err != nil {
 			return fmt.Errorf("bench: %w", err)
 		}
@@ -505,8 +507,8 @@ func benchSpeedup(ctx context.Context, stdout io.Writer, opt benchworld.Options,
 		} else if r.StateHash != hash {
 			return fmt.Errorf("bench: run %d ended with state hash %s, the first with %s", i+1, r.StateHash, hash)
 		}
-		q := r.TurnSpeedups
-		pairs[i] = speedupPair{r.AgentStepsPerSec(), r.AgainstAgentStepsPerSec(), r.Speedup(), q[len(q)/4], q[len(q)*3/4]}
+		p25, p75 := r.TurnQuartiles()
+		pairs[i] = speedupPair{r.AgentStepsPerSec(), r.AgainstAgentStepsPerSec(), r.Speedup(), p25, p75}
 	}
 	speedups := make([]float64, repeat)
 	for i, p := range pairs {
@@ -526,7 +528,8 @@ func benchSpeedup(ctx context.Context, stdout io.Writer, opt benchworld.Options,
 		}
 		return fmt.Sprintf("%d workers", n)
 	}
-	fmt.Fprintf(stdout, "world %gx%g, %d agents, %d ticks a side, in turns of 25: %s against %s\n", opt.Size, opt.Size, opt.Agents, ticks, count(workers), count(against))
+	fmt.Fprintf(stdout, "world %gx%g, %d agents, %d ticks a side, in turns of %d: %s against %s\n",
+		opt.Size, opt.Size, opt.Agents, ticks, benchworld.DefaultTurn, count(workers), count(against))
 	for i, p := range pairs {
 		fmt.Fprintf(stdout, "run %d: %s %.0f, %s %.0f agent-steps/s, speedup %.2f (turns: quartiles %.2f, %.2f)\n",
 			i+1, count(workers), p.AgentStepsPerSec, count(against), p.AgainstAgentStepsPerSec, p.Speedup, p.TurnSpeedupP25, p.TurnSpeedupP75)

@@ -95,7 +95,7 @@ func BenchmarkWorkersSpeedup(b *testing.B) {
 	b.ReportMetric(res.Speedup(), "speedup")
 	b.ReportMetric(res.AgentStepsPerSec(), "agent-steps/s")
 	b.ReportMetric(res.AgainstAgentStepsPerSec(), "against-agent-steps/s")
-	q := res.TurnSpeedups
-	b.ReportMetric(q[len(q)/4], "turn-speedup-p25")
-	b.ReportMetric(q[len(q)*3/4], "turn-speedup-p75")
+	p25, p75 := res.TurnQuartiles()
+	b.ReportMetric(p25, "turn-speedup-p25")
+	b.ReportMetric(p75, "turn-speedup-p75")
 }

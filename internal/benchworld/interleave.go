@@ -20,15 +20,22 @@ type Twins struct {
 	Options
 	Warm    int
 	Ticks   int
-	Turn    int // ticks a side runs before the other takes over [25]
+	Turn    int // ticks a side runs before the other takes over [DefaultTurn]
 	Workers int
 	Against int
+	// AgainstFirst gives the first turn to the Against side (alternate it
+	// between runs, so that no order effect always favours one side).
+	AgainstFirst bool
 }
 
+// DefaultTurn is Twins.Turn's default.
+const DefaultTurn = 25
+
 // Interleaved is what Interleave measured. Time and AgainstTime are the
-// sides' wall time in their ticks (the worlds' building and the runs' ends
-// left out); TurnSpeedups holds, for every pair of turns over the same
-// ticks, the Against side's time over the Workers side's, sorted.
+// sides' wall time in their ticks (the worlds' building, the warm ticks and
+// the runs' ends left out; what a run does before its first tick falls in
+// each side's first turn); TurnSpeedups holds, for every pair of turns over
+// the same ticks, the Against side's time over the Workers side's, sorted.
 type Interleaved struct {
 	Ticks        int
 	Agents       int
@@ -51,6 +58,16 @@ func (r Interleaved) AgainstAgentStepsPerSec() float64 {
 // Speedup is the Workers side's throughput over the Against side's.
 func (r Interleaved) Speedup() float64 { return r.AgainstTime.Seconds() / r.Time.Seconds() }
 
+// TurnQuartiles are the lower and upper quartiles of TurnSpeedups (nearest
+// rank, symmetric: with four turns, the second and the third).
+func (r Interleaved) TurnQuartiles() (p25, p75 float64) {
+	q := r.TurnSpeedups
+	if len(q) == 0 {
+		return 0, 0
+	}
+	return q[len(q)/4], q[len(q)-1-len(q)/4]
+}
+
 // Interleave runs the twin worlds in turns, so that whatever else the host
 // does in a second or a minute slows both alike: two whole runs one after
 // the other can differ by a fifth on a shared host, while the turns of one
@@ -67,7 +84,7 @@ func Interleave(ctx context.Context, t Twins) (Interleaved, error) {
 	}
 	turn := t.Turn
 	if turn <= 0 {
-		turn = 25
+		turn = DefaultTurn
 	}
 	var sides [2]twin
 	for i, n := range []int{t.Workers, t.Against} {
@@ -75,17 +92,24 @@ func Interleave(ctx context.Context, t Twins) (Interleaved, error) {
 		if err != nil {
 			return Interleaved{}, err
 		}
+		r := &engine.Runner{World: w, Controllers: ctrls, MaxTicks: t.Warm, Workers: n}
 		if t.Warm > 0 {
-			if _, err := (&engine.Runner{World: w, Controllers: ctrls, MaxTicks: t.Warm, Workers: n}).Run(ctx); err != nil {
+			// The same runner goes on: its workers and scratch are warm too.
+			if _, err := r.Run(ctx); err != nil {
 				return Interleaved{}, fmt.Errorf("interleave: warm up: %w", err)
 			}
 		}
-		sides[i] = twin{w: w, r: &engine.Runner{World: w, Controllers: ctrls, MaxTicks: w.Tick() + t.Ticks, Workers: n},
-			n: t.Ticks, baton: make(chan struct{}, 1)}
+		r.MaxTicks = w.Tick() + t.Ticks
+		sides[i] = twin{w: w, r: r, n: t.Ticks, baton: make(chan struct{}, 1)}
 	}
-	playTurns(ctx, &sides, turn)
+	first := 0
+	if t.AgainstFirst {
+		first = 1
+	}
+	playTurns(ctx, &sides, turn, first)
 	a, b := &sides[0], &sides[1]
-	if err := errors.Join(a.err, b.err); err != nil {
+	// A run stopped by the context ends without an error of its own.
+	if err := errors.Join(a.err, b.err, ctx.Err()); err != nil {
 		return Interleaved{}, err
 	}
 	if a.ticks != b.ticks || len(a.turns) != len(b.turns) {
@@ -105,15 +129,15 @@ func Interleave(ctx context.Context, t Twins) (Interleaved, error) {
 	return res, nil
 }
 
-// playTurns runs the two sides' runners in turns of turn ticks, the first
-// side first.
-func playTurns(ctx context.Context, sides *[2]twin, turn int) {
+// playTurns runs the two sides' runners in turns of turn ticks, sides[first]
+// first.
+func playTurns(ctx context.Context, sides *[2]twin, turn, first int) {
 	sides[0].other, sides[1].other = &sides[1], &sides[0]
 	var wg sync.WaitGroup
 	for i := range sides {
 		wg.Go(func() { sides[i].run(ctx, turn) })
 	}
-	sides[0].pass()
+	sides[first].pass()
 	wg.Wait()
 }
 
@@ -131,8 +155,9 @@ type twin struct {
 	err   error
 }
 
-// pass gives s the baton. A baton already waiting for it (only after a
-// cancelled run) is enough: pass never blocks.
+// pass gives s the baton. A baton already waiting for it (a cancelled
+// run's, or one passed to a side that has ended) is enough: pass never
+// blocks.
 func (s *twin) pass() {
 	select {
 	case s.baton <- struct{}{}:
@@ -155,9 +180,11 @@ func (s *twin) run(ctx context.Context, turn int) {
 	}
 	start := time.Now()
 	var last time.Time // the end of the last tick
+	inTurn := 0        // ticks run since start
 	s.r.OnTick = func(*engine.TickRecord) {
 		last = time.Now()
 		s.ticks++
+		inTurn++
 		if s.ticks%turn != 0 || s.ticks == s.n || s.other.done.Load() {
 			return
 		}
@@ -167,10 +194,10 @@ func (s *twin) run(ctx context.Context, turn int) {
 		case <-s.baton:
 		case <-ctx.Done(): // the run stops before its next tick
 		}
-		start = time.Now()
+		start, inTurn = time.Now(), 0
 	}
 	_, s.err = s.r.Run(ctx)
-	if last.After(start) { // the last turn ran ticks (an episode may end on a turn's boundary)
+	if inTurn > 0 { // an episode may end on a turn's boundary
 		s.turns = append(s.turns, last.Sub(start))
 	}
 }

@@ -2,9 +2,11 @@ package benchworld
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/arena-sim/arena/engine"
 	"github.com/arena-sim/arena/world"
@@ -16,11 +18,14 @@ import (
 // of turns is timed, and they end in the state of a run left alone.
 func TestInterleaveTwinsEndAlike(t *testing.T) {
 	opt := Options{Seed: 5, Agents: 60, Size: 64}
-	res, err := Interleave(context.Background(), Twins{Options: opt, Warm: 4, Ticks: 23, Turn: 5, Workers: 2, Against: 1})
+	start := time.Now()
+	res, err := Interleave(context.Background(), Twins{Options: opt, Warm: 4, Ticks: 203, Turn: 5, Workers: 2, Against: 1})
+	wall := time.Since(start)
 	require.NoError(t, err)
-	require.Equal(t, 23, res.Ticks)
+	require.LessOrEqual(t, res.Time+res.AgainstTime, wall, "no side counts the other's turns")
+	require.Equal(t, 203, res.Ticks)
 	require.Equal(t, 60, res.Agents)
-	require.Len(t, res.TurnSpeedups, 5) // 5+5+5+5+3
+	require.Len(t, res.TurnSpeedups, 41) // 40 turns of 5, then 3
 	require.Positive(t, res.Time)
 	require.Positive(t, res.AgainstTime)
 	require.InDelta(t, res.AgainstTime.Seconds()/res.Time.Seconds(), res.Speedup(), 1e-12)
@@ -28,7 +33,7 @@ func TestInterleaveTwinsEndAlike(t *testing.T) {
 
 	w, ctrls, err := New(opt)
 	require.NoError(t, err)
-	_, err = (&engine.Runner{World: w, Controllers: ctrls, MaxTicks: 27, Workers: 1}).Run(context.Background())
+	_, err = (&engine.Runner{World: w, Controllers: ctrls, MaxTicks: 207, Workers: 1}).Run(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, world.FormatHash(w.StateHash()), res.StateHash)
 }
@@ -47,13 +52,68 @@ func TestInterleaveEpisodeEndingEarly(t *testing.T) {
 	}
 }
 
-// TestInterleaveStopsWithTheContext: a cancelled run ends both sides with
-// the context's error instead of waiting for a turn forever.
+// TestInterleaveStopsWithTheContext: a run cancelled before it starts, or
+// in the middle (one side playing, the other waiting for its turn), ends
+// both sides with the context's error, never with a partial result or a
+// side left waiting.
 func TestInterleaveStopsWithTheContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := Interleave(ctx, Twins{Options: Options{Seed: 5, Agents: 10, Size: 32}, Ticks: 50, Turn: 3, Workers: 2, Against: 1})
 	require.ErrorIs(t, err, context.Canceled)
+	for _, warm := range []int{0, 1 << 20} { // cancelled in the turns, or while warming up
+		ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+		_, err = Interleave(ctx, Twins{Options: Options{Seed: 5, Agents: 60, Size: 64}, Warm: warm, Ticks: 1 << 20, Turn: 3, Workers: 2, Against: 1})
+		cancel()
+		require.ErrorIs(t, err, context.DeadlineExceeded, "warm %d", warm)
+	}
+}
+
+// failing is a Gatherer that fails at once.
+type failing struct{}
+
+func (failing) Gather(context.Context, int, []*world.Observation, []world.Decision) error {
+	return errors.New("no decisions")
+}
+
+// TestPlayTurnsOutlivesAFailingSide: when one side's run fails, the other
+// runs its ticks to the end without waiting for a turn that will not come,
+// whichever side goes first.
+func TestPlayTurnsOutlivesAFailingSide(t *testing.T) {
+	for _, first := range []int{0, 1} {
+		var sides [2]twin
+		for i := range sides {
+			w, ctrls, err := New(Options{Seed: 2, Agents: 10, Size: 32})
+			require.NoError(t, err)
+			sides[i] = twin{w: w, r: &engine.Runner{World: w, Controllers: ctrls, MaxTicks: 12, Workers: 1}, n: 12,
+				baton: make(chan struct{}, 1)}
+		}
+		sides[0].r.Gatherer = failing{}
+		done := make(chan struct{})
+		go func() {
+			playTurns(context.Background(), &sides, 3, first)
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-time.After(time.Minute):
+			t.Fatalf("first %d: a side waits for the failed one", first)
+		}
+		require.ErrorContains(t, sides[0].err, "no decisions")
+		require.NoError(t, sides[1].err)
+		require.Equal(t, 12, sides[1].ticks)
+	}
+}
+
+// TestTurnQuartiles: nearest ranks, symmetric.
+func TestTurnQuartiles(t *testing.T) {
+	for _, c := range []struct {
+		q        []float64
+		p25, p75 float64
+	}{{nil, 0, 0}, {[]float64{1}, 1, 1}, {[]float64{1, 2, 3, 4}, 2, 3}, {[]float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, 4, 9}} {
+		p25, p75 := Interleaved{TurnSpeedups: c.q}.TurnQuartiles()
+		require.Equal(t, [2]float64{c.p25, c.p75}, [2]float64{p25, p75}, "%v", c.q)
+	}
 }
 
 // recorder notes, for one agent of each side, the ticks it decided at, in
@@ -87,7 +147,7 @@ func TestPlayTurnsRunsOneSideAtATime(t *testing.T) {
 		sides[i] = twin{w: w, r: &engine.Runner{World: w, Controllers: ctrls, MaxTicks: 11, Workers: 2 - i},
 			n: 11, baton: make(chan struct{}, 1)}
 	}
-	playTurns(context.Background(), &sides, 4)
+	playTurns(context.Background(), &sides, 4, 0)
 	require.NoError(t, sides[0].err)
 	require.NoError(t, sides[1].err)
 	var want []string
