@@ -98,6 +98,9 @@ func Interleave(ctx context.Context, t Twins) (Interleaved, error) {
 			if _, err := r.Run(ctx); err != nil {
 				return Interleaved{}, fmt.Errorf("interleave: warm up: %w", err)
 			}
+			if err := ctx.Err(); err != nil { // Run ends a cancelled run without one
+				return Interleaved{}, err
+			}
 		}
 		r.MaxTicks = w.Tick() + t.Ticks
 		sides[i] = twin{w: w, r: r, n: t.Ticks, baton: make(chan struct{}, 1)}
@@ -113,7 +116,8 @@ func Interleave(ctx context.Context, t Twins) (Interleaved, error) {
 		return Interleaved{}, err
 	}
 	if a.ticks != b.ticks || len(a.turns) != len(b.turns) {
-		return Interleaved{}, fmt.Errorf("interleave: the sides ran %d and %d ticks", a.ticks, b.ticks)
+		return Interleaved{}, fmt.Errorf("interleave: the sides ran %d and %d ticks in %d and %d turns",
+			a.ticks, b.ticks, len(a.turns), len(b.turns))
 	}
 	res := Interleaved{Ticks: a.ticks, Agents: len(a.w.Agents()), StateHash: world.FormatHash(a.w.StateHash())}
 	if h := world.FormatHash(b.w.StateHash()); h != res.StateHash {
