@@ -14,7 +14,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
+	"sync/atomic"
 
 	"github.com/arena-sim/arena/internal/fuzzy"
 	"github.com/arena-sim/arena/world"
@@ -108,8 +108,11 @@ type Registry struct {
 	names   []string
 	guards  []world.ToolGuard
 	visible []Visibility
-	// calls reuses the Call of every handler call: handlers do not keep it.
-	calls sync.Pool
+	// spare is a Call for the next handler call to reuse (handlers do not
+	// keep it): one, taken and given back with an atomic swap, because
+	// calls come one at a time from the tick goroutine; a call that finds
+	// none (a query on another goroutine meanwhile) makes its own.
+	spare atomic.Pointer[Call]
 }
 
 // Register adds tools; a duplicate or malformed tool is an error. A tool
@@ -242,14 +245,14 @@ func (r *Registry) execute(w *world.World, a *world.Agent, agentID, name string,
 			res = world.Fail(name, world.CodeInvalidParams, "%s could not be carried out with these parameters (internal error: %v)", name, p)
 		}
 	}()
-	c, _ := r.calls.Get().(*Call)
+	c := r.spare.Swap(nil)
 	if c == nil {
 		c = new(Call)
 	}
 	*c = Call{World: w, Agent: a, Params: clean, Query: asQuery, Audience: audience}
 	res = t.Handler(c)
 	*c = Call{}
-	r.calls.Put(c)
+	r.spare.Store(c)
 	res.Tool = name
 	res.Tick = w.Tick()
 	return res

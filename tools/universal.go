@@ -40,7 +40,7 @@ func Universal(r world.Rules) []Tool {
 			Handler: func(c *Call) world.ActionResult {
 				return c.World.MoveTo(c.Agent, moveTarget(c), c.Float("speed", 1))
 			},
-			Prepare: func(c *Call, k *world.Worker) { k.PlanMove(c.Agent, moveTarget(c)) },
+			Prepare: func(c *Call, k *world.Worker) { k.PlanMove(c.Agent, moveTarget(c), c.Float("speed", 1)) },
 		},
 		{
 			Name:        "collect",

@@ -41,40 +41,62 @@ func (w *World) MoveTo(a *Agent, target Vec3, speedMul float64) ActionResult {
 		return Fail(tool, CodeInvalidParams, "target [%g, %g, %g] is outside the world (x in [%g, %g], z in [%g, %g])",
 			target[0], target[1], target[2], w.bounds.MinX, w.bounds.MaxX, w.bounds.MinZ, w.bounds.MaxZ)
 	}
-	if !(speedMul >= 0.1) || math.IsInf(speedMul, 0) {
+	if !(speedMul >= minSpeedMul) || math.IsInf(speedMul, 0) {
 		return Fail(tool, CodeInvalidParams, "speed must be a multiplier of at least 0.1, got %g", speedMul)
 	}
-	capped := speedMul > w.rules.MaxSpeedMultiplier
-	speedMul = math.Min(speedMul, w.rules.MaxSpeedMultiplier)
+	speed, capped := w.moveSpeed(a, speedMul)
 	target = w.moveTarget(target)
 	if GroundDist(a.Pos, target) <= w.rules.ArrivalTolerance {
 		w.cancelAction(a)
 		a.status = ActionStatus{Tool: tool, Status: "arrived", Target: &target}
 		return OK(tool, map[string]any{"status": "arrived", "distance": round2(GroundDist(a.Pos, target))})
 	}
-	speed := w.rules.BaseSpeed * a.SpeedMul * speedMul / w.tickRate
 	if a.action.kind == actMove && GroundDist(a.action.target, target) < 1e-6 && a.action.speed == speed {
 		// Same target, same speed: keep walking the path already planned.
 		return OK(tool, map[string]any{"status": "moving", "unchanged": true, "target": roundVec(target)})
 	}
 	var path []Vec3
+	var data map[string]any
 	var err error
 	if pl, ok := a.plan.take(w.tick, a.Pos, target); ok {
 		path, err = pl.path, pl.err // planned ahead by a Worker
+		if pl.speed == speed && pl.capped == capped {
+			data = pl.data
+		}
 	} else {
 		path, err = w.planPath(w.planner, a.Pos, target)
 	}
 	if err != nil {
 		return w.noPathResult(tool, target, err)
 	}
-	length := GroundDist(a.Pos, path[0])
-	for i := 1; i < len(path); i++ {
-		length += GroundDist(path[i-1], path[i])
+	if data == nil {
+		data = w.moveData(a.Pos, target, path, speed, capped)
 	}
 	w.cancelAction(a)
 	a.action = actionState{kind: actMove, target: target, path: path, speed: speed,
 		checkPos: a.Pos, checkTick: w.tick, startedTick: w.tick}
 	a.status = ActionStatus{Tool: tool, Status: "moving", Target: &target, Speed: round2(speed * w.tickRate)}
+	return OK(tool, data)
+}
+
+// minSpeedMul is the slowest speed multiplier MoveTo accepts.
+const minSpeedMul = 0.1
+
+// moveSpeed is the speed in units per tick of an agent's move at speedMul
+// times its base speed, and whether the cap cut speedMul.
+func (w *World) moveSpeed(a *Agent, speedMul float64) (speed float64, capped bool) {
+	capped = speedMul > w.rules.MaxSpeedMultiplier
+	speedMul = math.Min(speedMul, w.rules.MaxSpeedMultiplier)
+	return w.rules.BaseSpeed * a.SpeedMul * speedMul / w.tickRate, capped
+}
+
+// moveData is the data of a move_to result that starts a walk from from to
+// target along path at speed.
+func (w *World) moveData(from, target Vec3, path []Vec3, speed float64, capped bool) map[string]any {
+	length := GroundDist(from, path[0])
+	for i := 1; i < len(path); i++ {
+		length += GroundDist(path[i-1], path[i])
+	}
 	data := map[string]any{
 		"status":      "moving",
 		"target":      roundVec(target),
@@ -85,7 +107,7 @@ func (w *World) MoveTo(a *Agent, target Vec3, speedMul float64) ActionResult {
 	if capped {
 		data["speed_capped_at"] = w.rules.MaxSpeedMultiplier
 	}
-	return OK(tool, data)
+	return data
 }
 
 // moveTarget is where a move_to target leads. Agents keep their body inside

@@ -30,16 +30,27 @@ func TestBodyGridMatchesResolv(t *testing.T) {
 				cfg.Obstacles = append(cfg.Obstacles, ObstacleSpec{Name: fmt.Sprintf("T%d", i), X: x, Z: z, Radius: 0.2 + 3*rng.Float64()})
 			}
 		}
+		// Seed 4 is a crowd: agents that start in and keep walking into a
+		// few cells, more than a cell holds in place (cellCap).
+		crowd := seed == 4
 		for i := range 60 {
-			cfg.Agents = append(cfg.Agents, AgentSpec{ID: fmt.Sprintf("a%d", i),
-				X: b.MinX + rng.Float64()*b.Width(), Z: b.MinZ + rng.Float64()*b.Depth(), Speed: 1 + 2*rng.Float64()})
+			x, z := b.MinX+rng.Float64()*b.Width(), b.MinZ+rng.Float64()*b.Depth()
+			if crowd {
+				x, z = rng.Float64()*6, rng.Float64()*6
+			}
+			cfg.Agents = append(cfg.Agents, AgentSpec{ID: fmt.Sprintf("a%d", i), X: x, Z: z, Speed: 1 + 2*rng.Float64()})
 		}
 		w, err := New(cfg)
 		require.NoError(t, err)
+		crowded := 0
 		for tick := range 60 {
 			if tick%10 == 0 {
 				for _, a := range w.agents {
-					w.ForceStraightMove(a, Vec3{b.MinX - 5 + rng.Float64()*(b.Width()+10), 0, b.MinZ - 5 + rng.Float64()*(b.Depth()+10)})
+					to := Vec3{b.MinX - 5 + rng.Float64()*(b.Width()+10), 0, b.MinZ - 5 + rng.Float64()*(b.Depth()+10)}
+					if crowd && tick%20 == 0 {
+						to = Vec3{2 + rng.Float64(), 0, 2 + rng.Float64()}
+					}
+					w.ForceStraightMove(a, to)
 				}
 			}
 			if tick%15 == 7 {
@@ -47,6 +58,14 @@ func TestBodyGridMatchesResolv(t *testing.T) {
 			}
 			w.Step()
 			requireGridIsResolvs(t, w, fmt.Sprintf("seed %d, tick %d", seed, tick))
+			for _, c := range w.grid.agents {
+				if c.n > cellCap {
+					crowded++
+				}
+			}
+		}
+		if crowd {
+			require.Positive(t, crowded, "no cell held more than cellCap agents: the crowd does not test extra")
 		}
 	}
 }
@@ -86,7 +105,7 @@ func requireGridIsResolvs(t *testing.T, w *World, at string) {
 		for _, i := range w.grid.obsIdx[w.grid.obsStart[c]:w.grid.obsStart[c+1]] {
 			got = append(got, shapeTag{kindObstacle, int(i)})
 		}
-		for _, i := range w.grid.agents[c] {
+		for _, i := range w.grid.cellAgents(c, nil) {
 			got = append(got, shapeTag{kindAgent, int(i)})
 		}
 		slices.SortFunc(got, less)

@@ -358,8 +358,8 @@ func (w *World) stepHazards() {
 	}
 	var inside [8]int
 	for _, a := range w.agents {
-		if !a.Alive {
-			continue
+		if !a.Alive || len(a.inHazards) == 0 && !w.hazardNear[w.hazardIdx.bucket(a.Pos[0], a.Pos[2])] {
+			continue // in none before, and none is near enough to be in now
 		}
 		now := inside[:0]
 		w.hazardIdx.each(a.Pos[0], a.Pos[2], w.maxHazardRadius, func(i int) {
@@ -368,7 +368,9 @@ func (w *World) stepHazards() {
 				now = append(now, i)
 			}
 		})
-		sort.Ints(now)
+		if len(now) > 1 {
+			sort.Ints(now)
+		}
 		for _, i := range now {
 			h := w.hazards[i]
 			entered := !containsInt(a.inHazards, i)

@@ -30,6 +30,32 @@ func (g *bucketGrid) coord(x, z float64) (int, int) {
 	return min(max(cx, 0), g.cols-1), min(max(cz, 0), g.rows-1)
 }
 
+// bucket is the index of the bucket holding (x, z).
+func (g *bucketGrid) bucket(x, z float64) int {
+	cx, cz := g.coord(x, z)
+	return cz*g.cols + cx
+}
+
+// near reports, by bucket, whether each from some point of the bucket, with
+// half-side r, could find anything: false means that every bucket such a
+// call visits is empty.
+func (g *bucketGrid) near(r float64) []bool {
+	near := make([]bool, len(g.cells))
+	k := int(math.Ceil(r*g.inv)) + 1
+	for c, cell := range g.cells {
+		if len(cell) == 0 {
+			continue
+		}
+		cx, cz := c%g.cols, c/g.cols
+		for z := max(cz-k, 0); z <= min(cz+k, g.rows-1); z++ {
+			for x := max(cx-k, 0); x <= min(cx+k, g.cols-1); x++ {
+				near[z*g.cols+x] = true
+			}
+		}
+	}
+	return near
+}
+
 func (g *bucketGrid) insert(idx int, p Vec3) {
 	cx, cz := g.coord(p[0], p[2])
 	c := cz*g.cols + cx

@@ -1,6 +1,10 @@
 package world
 
-import "github.com/arena-sim/arena/nav"
+import (
+	"math"
+
+	"github.com/arena-sim/arena/nav"
+)
 
 // A Worker builds observations and plans paths for a world on a goroutine
 // other than the tick goroutine, with scratch memory of its own, so that the
@@ -64,11 +68,13 @@ func (k *Worker) ObserveInto(a *Agent, obs *Observation) {
 }
 
 // PlanMove plans ahead, without changing the world, the path that MoveTo(a,
-// target, ...) would plan at this tick, and keeps it in the agent: MoveTo uses
-// it instead of planning when the agent is still where it was at this tick,
-// so the outcome is the same whether or not PlanMove ran. Call it like
-// ObserveInto; at most one Worker may plan for an agent at a time.
-func (k *Worker) PlanMove(a *Agent, target Vec3) {
+// target, speedMul) would plan at this tick, and the data of the result that
+// starts the walk, and keeps them in the agent: MoveTo uses them instead of
+// planning when the agent is still where it was at this tick (and the data
+// when the speed is still the same), so the outcome is the same whether or
+// not PlanMove ran. Call it like ObserveInto; at most one Worker may plan for
+// an agent at a time.
+func (k *Worker) PlanMove(a *Agent, target Vec3, speedMul float64) {
 	w := k.w
 	a.plan = plannedPath{}
 	if !a.Alive || a.action.kind == actCraft || !target.Finite() || !w.bounds.Contains(target[0], target[2]) {
@@ -84,6 +90,11 @@ func (k *Worker) PlanMove(a *Agent, target Vec3) {
 	}
 	path, err := w.planPath(k.planner, a.Pos, target)
 	a.plan = plannedPath{valid: true, tick: w.tick, from: a.Pos, to: target, path: path, err: err}
+	if err == nil && speedMul >= minSpeedMul && !math.IsInf(speedMul, 0) {
+		p := &a.plan
+		p.speed, p.capped = w.moveSpeed(a, speedMul)
+		p.data = w.moveData(a.Pos, target, path, p.speed, p.capped)
+	}
 }
 
 // plannedPath is a path planned ahead by a Worker for one agent.
@@ -93,6 +104,11 @@ type plannedPath struct {
 	from, to Vec3
 	path     []Vec3
 	err      error
+	// data is the result's data for a walk at speed (capped: the cap cut
+	// the multiplier asked for); nil when not worked out.
+	data   map[string]any
+	speed  float64
+	capped bool
 }
 
 // take returns the planned path (or planning error) and clears it; ok is

@@ -1,6 +1,7 @@
 package world_test
 
 import (
+	"cmp"
 	"testing"
 
 	"github.com/arena-sim/arena/internal/testutil"
@@ -19,13 +20,20 @@ func TestPlanMoveChangesNoOutcome(t *testing.T) {
 		planned world.Vec3 // what the worker plans for
 		step    bool       // the world steps between planning and moving
 		target  world.Vec3 // where the agent then moves
+		// the speed multipliers planned for and moved at (0: 1)
+		plannedSpeed, speed float64
 	}{
-		{"same target", ahead, false, ahead},
-		{"another target", ahead, false, world.Vec3{-6, 0, 9}},
-		{"a later tick", ahead, true, ahead},
-		{"into a rock", world.Vec3{0, 0, -5}, false, world.Vec3{0, 0, -5}},
-		{"off the map", world.Vec3{90, 0, 0}, false, world.Vec3{90, 0, 0}},
-		{"the edge", world.Vec3{20, 0, 20}, false, world.Vec3{20, 0, 20}},
+		{name: "same target", planned: ahead, target: ahead},
+		{name: "another target", planned: ahead, target: world.Vec3{-6, 0, 9}},
+		{name: "a later tick", planned: ahead, step: true, target: ahead},
+		{name: "into a rock", planned: world.Vec3{0, 0, -5}, target: world.Vec3{0, 0, -5}},
+		{name: "off the map", planned: world.Vec3{90, 0, 0}, target: world.Vec3{90, 0, 0}},
+		{name: "the edge", planned: world.Vec3{20, 0, 20}, target: world.Vec3{20, 0, 20}},
+		{name: "faster", planned: ahead, target: ahead, plannedSpeed: 1.5, speed: 1.5},
+		{name: "capped", planned: ahead, target: ahead, plannedSpeed: 40, speed: 40},
+		{name: "another speed", planned: ahead, target: ahead, plannedSpeed: 1.5, speed: 0.5},
+		{name: "capped, then not", planned: ahead, target: ahead, plannedSpeed: 40, speed: 1},
+		{name: "too slow", planned: ahead, target: ahead, plannedSpeed: 0.01, speed: 0.01},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -37,12 +45,12 @@ func TestPlanMoveChangesNoOutcome(t *testing.T) {
 				w.Step()
 				w.BeginObserve()
 				if planAhead {
-					w.NewWorker().PlanMove(a, tc.planned)
+					w.NewWorker().PlanMove(a, tc.planned, cmp.Or(tc.plannedSpeed, 1))
 				}
 				if tc.step {
 					w.Step()
 				}
-				res := w.MoveTo(a, tc.target, 1)
+				res := w.MoveTo(a, tc.target, cmp.Or(tc.speed, 1))
 				st := a.Action()
 				w.Step()
 				return res, st, w.StateHash()

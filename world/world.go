@@ -41,6 +41,9 @@ type World struct {
 	agentIdx                                        *agentGrid
 	agentIdxDirty                                   bool
 	maxHazardRadius, maxObstacleExtent              float64
+	// hazardNear is, by bucket of hazardIdx, whether an agent there could
+	// be inside a hazard (the hazards never move).
+	hazardNear []bool
 	// obstacleGeo is, by obstacle, where it is and its extent: what
 	// observations test every obstacle near an agent against, packed so
 	// that a crowd of obstacles takes a few cache lines.
@@ -320,6 +323,7 @@ func (w *World) addEntities(cfg Config) error {
 		w.hazards = append(w.hazards, hz)
 		w.maxHazardRadius = math.Max(w.maxHazardRadius, h.Radius)
 	}
+	w.hazardNear = w.hazardIdx.near(w.maxHazardRadius)
 	for _, p := range cfg.Points {
 		if err := w.inside("capture point", p.Name, p.X, p.Z); err != nil {
 			return err
