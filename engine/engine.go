@@ -173,6 +173,7 @@ func (r *Runner) Run(ctx context.Context) (*Results, error) {
 	r.readControllers()
 	r.pool.obs = r.pool.obs[:0]
 	r.rng = w.Rand("decision_order")
+	defer r.pool.release() // helpers woken ahead for a tick that did not come
 	reason := ""
 	for reason == "" {
 		if err := ctx.Err(); err != nil {
@@ -354,6 +355,9 @@ func (r *Runner) step(ctx context.Context, period int) (TickRecord, error) {
 			return rec, fmt.Errorf("gather decisions at tick %d: %w", tick, err)
 		}
 		r.apply(tick, &rec, nil)
+	}
+	if (tick+1)%period == 0 {
+		r.wakeAhead()
 	}
 	reg := trace.StartRegion(ctx, "worldstep")
 	w.Step()

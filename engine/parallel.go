@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/arena-sim/arena/tools"
 	"github.com/arena-sim/arena/world"
@@ -58,10 +59,16 @@ type pool struct {
 	// on the workers).
 	minParallel int
 	// helpers are the worker goroutines of the run under way; woken, that
-	// they were started ahead of it (prewake) and wait for posted.
+	// they were started ahead of it (prewake) and wait for posted: they
+	// spin for up to spinLimit, then sleep on parked until nudged (again
+	// woken ahead, or a job posted).
 	helpers sync.WaitGroup
 	woken   bool
 	posted  atomic.Pointer[job]
+	parkMu  sync.Mutex
+	parked  *sync.Cond
+	nudges  int // under parkMu
+	asleep  int // helpers asleep, under parkMu
 }
 
 // job is a run's work as the helper goroutines take it: work runs the next
@@ -192,11 +199,21 @@ func (p *pool) parallel(n int) bool {
 // will have n calls: the host takes 0.13–0.17 ms to get a goroutine started
 // on the other, idle core (measured at 1,000 agents, with each run
 // starting its own), which then overlaps what the tick goroutine does
-// before the run (classifying the agents, refreshing the indexes) instead
-// of the run's first chunks. They spin, yielding, until run posts its job.
+// before the run (the world step, when woken that far ahead: wakeAhead;
+// classifying the agents, refreshing the indexes) instead of the run's
+// first chunks. They spin, yielding, until run posts its job, for
+// spinLimit at most, and then sleep; a prewake of helpers already woken
+// sets those asleep spinning again.
 func (p *pool) prewake(n int) {
-	if !p.parallel(n) || p.woken {
+	if !p.parallel(n) {
 		return
+	}
+	if p.woken {
+		p.nudge()
+		return
+	}
+	if p.parked == nil {
+		p.parked = sync.NewCond(&p.parkMu)
 	}
 	p.woken = true
 	p.posted.Store(nil)
@@ -204,14 +221,52 @@ func (p *pool) prewake(n int) {
 		p.helpers.Go(func() {
 			defer pprof.SetGoroutineLabels(context.Background())
 			pprof.SetGoroutineLabels(workerLabels)
-			j := p.posted.Load()
-			for j == nil {
-				runtime.Gosched()
-				j = p.posted.Load()
-			}
-			p.serve(k, j)
+			p.serve(k, p.awaitJob())
 		})
 	}
+}
+
+// spinLimit is how long a helper woken ahead spins for its job before it
+// sleeps: longer than the world step of 1,000 agents (about 0.5 ms), so
+// that back-to-back ticks never wait for a wake-up, and short enough that
+// a run whose ticks are far apart (paced, or waiting on an OnTick that
+// blocks) does not keep a core busy.
+const spinLimit = time.Millisecond
+
+// awaitJob returns the job posted for the helpers woken ahead.
+func (p *pool) awaitJob() *job {
+	seen := -1
+	for {
+		deadline := time.Now().Add(spinLimit)
+		for {
+			if j := p.posted.Load(); j != nil {
+				return j
+			}
+			if time.Now().After(deadline) {
+				break
+			}
+			runtime.Gosched()
+		}
+		p.parkMu.Lock()
+		if seen < 0 {
+			seen = p.nudges
+		}
+		p.asleep++
+		for p.posted.Load() == nil && p.nudges == seen {
+			p.parked.Wait()
+		}
+		p.asleep--
+		seen = p.nudges
+		p.parkMu.Unlock()
+	}
+}
+
+// nudge sets spinning again the helpers woken ahead that sleep.
+func (p *pool) nudge() {
+	p.parkMu.Lock()
+	p.nudges++
+	p.parkMu.Unlock()
+	p.parked.Broadcast()
 }
 
 // start hands j to the helpers: to those woken ahead (all of them take
@@ -219,6 +274,7 @@ func (p *pool) prewake(n int) {
 func (p *pool) start(j *job, n int) {
 	if p.woken {
 		p.posted.Store(j)
+		p.nudge()
 		return
 	}
 	for _, k := range p.workers[1 : n+1] {
@@ -258,6 +314,24 @@ func (p *pool) wait() {
 }
 
 var workerLabels = pprof.WithLabels(context.Background(), pprof.Labels("tick", "worker"))
+
+// wakeAhead wakes the helpers of the next decision point's first run while
+// the world steps, when workers decide for in-process controllers: a
+// goroutine takes 0.13–0.17 ms to start on the other, idle core of the
+// 2-vCPU VM, longer than what the tick goroutine does before the run, so
+// that helpers woken at the decision point joined its run about 0.07 ms
+// late. They spin until the run posts its job; a Gatherer's decision points
+// wait on clients, which the spinning would take a core from, so theirs are
+// woken at the decision point as before.
+func (r *Runner) wakeAhead() {
+	if r.Gatherer != nil || r.workers() < 2 {
+		return
+	}
+	p := &r.pool
+	p.resize(r.World, r.workers())
+	p.minParallel = r.minParallel
+	p.prewake(len(r.World.Agents()))
+}
 
 // decideParallel fills r.obsList and r.decisions for this decision point
 // using the workers (see the top of this file).

@@ -1,10 +1,13 @@
 package engine
 
 import (
+	"context"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/arena-sim/arena/internal/testutil"
+	"github.com/arena-sim/arena/world"
 	"github.com/stretchr/testify/require"
 )
 
@@ -62,4 +65,92 @@ func TestPoolReleaseEndsAPrewakeNoRunTookUp(t *testing.T) {
 	var calls atomic.Int32
 	p.run(50, func(*worker, int) { calls.Add(1) }, nil)
 	require.EqualValues(t, 50, calls.Load())
+}
+
+// TestPoolHelpersAsleepTakeTheirJob: helpers woken ahead that spun for
+// longer than spinLimit and went to sleep take part in the run that comes
+// later, whether a second prewake (the decision point's) set them spinning
+// again first or not; a release ends them as well.
+func TestPoolHelpersAsleepTakeTheirJob(t *testing.T) {
+	w := testutil.World(t, testutil.Config())
+	for _, tc := range []struct {
+		name          string
+		nudge, cancel bool
+	}{{"posted", false, false}, {"woken again, then posted", true, false}, {"released", false, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var p pool
+			p.resize(w, 3)
+			p.minParallel = 10
+			p.prewake(60)
+			time.Sleep(3 * spinLimit)
+			p.parkMu.Lock()
+			require.Equal(t, 2, p.asleep, "helpers spin on past spinLimit")
+			p.parkMu.Unlock()
+			if tc.nudge {
+				p.prewake(60)
+				time.Sleep(spinLimit / 4)
+			}
+			done := make(chan struct{})
+			var byHelpers, calls atomic.Int32
+			go func() {
+				defer close(done)
+				if tc.cancel {
+					p.release()
+					return
+				}
+				p.run(60, func(k *worker, i int) {
+					calls.Add(1)
+					if k != p.workers[0] {
+						byHelpers.Add(1)
+					}
+					time.Sleep(200 * time.Microsecond) // long enough for a helper to wake
+				}, nil)
+			}()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the run did not end: a helper asleep was never woken")
+			}
+			require.False(t, p.woken)
+			if !tc.cancel {
+				require.EqualValues(t, 60, calls.Load())
+				require.Positive(t, byHelpers.Load(), "no helper took part")
+			}
+		})
+	}
+}
+
+// idler idles, on any worker.
+type idler struct{}
+
+func (idler) Decide(context.Context, *world.Observation) world.Decision {
+	return world.Decision{Tool: "idle"}
+}
+func (idler) DecidesConcurrently() bool { return true }
+
+// TestRunLeavesNoHelperAwake: the helpers that the last tick's world step
+// woke ahead of a decision point that never comes (the episode ended, or
+// the context was cancelled) are released when Run returns.
+func TestRunLeavesNoHelperAwake(t *testing.T) {
+	for _, cancelled := range []bool{false, true} {
+		w := testutil.World(t, testutil.Config())
+		ctrls := map[string]Controller{}
+		for _, a := range w.Agents() {
+			ctrls[a.ID] = idler{}
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		r := &Runner{World: w, Controllers: ctrls, MaxTicks: 5, Workers: 2, minParallel: 1}
+		if cancelled {
+			r.OnTick = func(rec *TickRecord) {
+				if rec.Tick == 2 {
+					cancel()
+				}
+			}
+		}
+		_, err := r.Run(ctx)
+		cancel()
+		require.NoError(t, err)
+		require.False(t, r.pool.woken, "cancelled %v: helpers left spinning", cancelled)
+		r.pool.helpers.Wait()
+	}
 }
