@@ -303,7 +303,7 @@ func (r *Runner) step(ctx context.Context, period int) (TickRecord, error) {
 			return rec, err
 		}
 		reg := trace.StartRegion(ctx, "apply")
-		r.apply(tick, &rec, r.pool.preps)
+		r.apply(tick, &rec, r.pool.preps, r.pool.results)
 		reg.End()
 	} else if tick%period == 0 {
 		agents := w.Agents()
@@ -354,7 +354,7 @@ func (r *Runner) step(ctx context.Context, period int) (TickRecord, error) {
 		if err := g.Gather(ctx, tick, obs, decisions); err != nil {
 			return rec, fmt.Errorf("gather decisions at tick %d: %w", tick, err)
 		}
-		r.apply(tick, &rec, nil)
+		r.apply(tick, &rec, nil, nil)
 	}
 	if (tick+1)%period == 0 {
 		r.wakeAhead()
@@ -372,15 +372,17 @@ func (r *Runner) step(ctx context.Context, period int) (TickRecord, error) {
 // apply applies the decision point's decisions in a seeded random order, so
 // that no agent always wins a race for the same resource, and replays apply
 // them the same way. preps, when not nil, holds by agent what workers
-// prepared for the decisions.
-func (r *Runner) apply(tick int, rec *TickRecord, preps []prepared) {
+// prepared for the decisions, and results the results of those they
+// applied.
+func (r *Runner) apply(tick int, rec *TickRecord, preps []prepared, results []world.ActionResult) {
 	w, agents, decisions := r.World, r.World.Agents(), r.decisions
 	r.order = r.order[:0]
 	for i := range agents {
 		r.order = append(r.order, i)
 	}
 	r.rng.Shuffle(len(r.order), func(i, j int) { r.order[i], r.order[j] = r.order[j], r.order[i] })
-	if r.Journal != nil || r.OnTick != nil {
+	record := r.Journal != nil || r.OnTick != nil
+	if record {
 		// The entries allocated at once rather than grown one by one (OnTick
 		// may keep the record's slices, so they are not reused).
 		n := 0
@@ -398,12 +400,19 @@ func (r *Runner) apply(tick int, rec *TickRecord, preps []prepared) {
 		if d.Tool == "" {
 			continue
 		}
-		var prep *tools.Prepared
-		if preps != nil {
-			prep = &preps[i].Prepared
+		var res world.ActionResult
+		switch {
+		case preps == nil:
+			res = r.Tools.DecidePrepared(w, agents[i], tick, d, nil)
+		case preps[i].applied:
+			if !record {
+				continue
+			}
+			res = results[i]
+		default:
+			res = r.Tools.DecidePrepared(w, agents[i], tick, d, &preps[i].Prepared)
 		}
-		res := r.Tools.DecidePrepared(w, agents[i], tick, d, prep)
-		if r.Journal != nil || r.OnTick != nil {
+		if record {
 			rec.Decisions = append(rec.Decisions, DecisionEntry{Agent: agents[i].ID, Tool: d.Tool, Params: d.Params,
 				Reasoning: d.Reasoning, TimedOut: d.TimedOut, Result: res})
 		}

@@ -48,6 +48,9 @@ type pool struct {
 	workers  []*worker
 	finished chan int
 	preps    []prepared // per agent: what a worker did for its decision
+	// results holds, by agent, the result of a decision applied on a worker
+	// (prepared.applied); other entries are stale.
+	results []world.ActionResult
 	// conc holds, by agent, the concurrent controller that decides for it
 	// on a worker, or nil.
 	conc []Controller
@@ -88,6 +91,7 @@ var noJob = &job{work: func(*worker) int { return -1 }}
 type prepared struct {
 	tools.Prepared
 	decided bool // decided and prepared on a worker
+	applied bool // and applied there (tools.Registry.DecideAhead): the result is in pool.results
 }
 
 // worker is a worker goroutine's world.Worker and the observation it builds
@@ -348,6 +352,7 @@ func (r *Runner) decideParallel(ctx context.Context, tick int) error {
 	decisions := r.decisions
 	p.preps = slices.Grow(p.preps[:0], n)[:n]
 	clear(p.preps)
+	p.results = slices.Grow(p.results[:0], n)[:n]
 	g := r.Gatherer
 	stream, _ := g.(Streamer)
 	whole := w.ObservesWhole()
@@ -377,8 +382,14 @@ func (r *Runner) decideParallel(ctx context.Context, tick int) error {
 	r.obsList = obs
 	decide := func(k *worker, i int, o *world.Observation) {
 		if c := p.conc[i]; c != nil {
-			decisions[i] = c.Decide(ctx, o)
-			p.preps[i] = prepared{r.Tools.Prepare(k.Worker, w, agents[i].ID, decisions[i]), true}
+			d := c.Decide(ctx, o)
+			decisions[i] = d
+			pr := prepared{Prepared: r.Tools.Prepare(k.Worker, w, agents[i].ID, d), decided: true}
+			// Decisions that commute with every other (idle) are applied
+			// here, where the agent's data is in this core's caches, rather
+			// than by the tick goroutine.
+			p.results[i], pr.applied = r.Tools.DecideAhead(w, agents[i], tick, d, &pr.Prepared)
+			p.preps[i] = pr
 		}
 	}
 	reg := trace.StartRegion(ctx, "observe")

@@ -1,9 +1,12 @@
 package tools_test
 
 import (
+	"cmp"
 	"math"
 	"testing"
 
+	"github.com/arena-sim/arena/internal/testutil"
+	"github.com/arena-sim/arena/tools"
 	"github.com/arena-sim/arena/world"
 	"github.com/stretchr/testify/require"
 )
@@ -60,4 +63,63 @@ func TestDecidePreparedForAnotherToolValidatesAgain(t *testing.T) {
 	p := reg.Prepare(w.NewWorker(), w, "a1", world.Decision{Tool: "idle"})
 	res := reg.DecidePrepared(w, w.Agent("a1"), w.Tick(), world.Decision{Tool: "collect"}, &p)
 	requireFail(t, res, world.CodeInvalidParams, "target_name")
+}
+
+// TestDecideAheadAppliesOnlyPrivateTools: DecideAhead applies idle (the one
+// Private universal tool) with the outcome DecidePrepared would give, a
+// message in the inbox cleared as the decision's start clears it, and
+// applies nothing for any other tool, for a decision that timed out, for
+// what was prepared for another tool, or in a world with components.
+func TestDecideAheadAppliesOnlyPrivateTools(t *testing.T) {
+	cases := []struct {
+		name       string
+		d          world.Decision
+		prepareFor string // the tool Prepare saw, when not d.Tool
+		components bool
+		applied    bool
+	}{
+		{name: "idle", d: world.Decision{Tool: "idle"}, applied: true},
+		{name: "idle with junk", d: world.Decision{Tool: "idle", Params: map[string]any{"junk": 1}}, applied: true},
+		{name: "move_to", d: world.Decision{Tool: "move_to", Params: map[string]any{"target_x": 12.0, "target_z": 8.0}}},
+		{name: "collect", d: world.Decision{Tool: "collect", Params: map[string]any{"target_name": "Berry1"}}},
+		{name: "query_world", d: world.Decision{Tool: "query_world"}},
+		{name: "send_message", d: world.Decision{Tool: "send_message", Params: map[string]any{"message": "hi"}}},
+		{name: "timed out", d: world.Decision{Tool: "idle", TimedOut: true}},
+		{name: "prepared for another tool", d: world.Decision{Tool: "move_to", Params: map[string]any{"target_x": 12.0, "target_z": 8.0}}, prepareFor: "idle"},
+		{name: "components", d: world.Decision{Tool: "idle"}, components: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			play := func(ahead bool) (world.ActionResult, bool, uint64) {
+				cfg := testutil.Config()
+				if tc.components {
+					cfg.Components = []world.Component{&counter{}}
+				}
+				w := testutil.World(t, cfg)
+				reg, err := tools.ForWorld(w)
+				require.NoError(t, err)
+				require.True(t, decide(w, reg, "a2", "send_message", map[string]any{"message": "hello", "target_agent": "a1"}).Success)
+				w.Step() // a1 now holds a2's message
+				a := w.Agent("a1")
+				require.NotEmpty(t, w.Observe(a).Messages)
+				w.BeginObserve()
+				p := reg.Prepare(w.NewWorker(), w, "a1", world.Decision{Tool: cmp.Or(tc.prepareFor, tc.d.Tool), Params: tc.d.Params})
+				var res world.ActionResult
+				applied := false
+				if ahead {
+					res, applied = reg.DecideAhead(w, a, w.Tick(), tc.d, &p)
+				}
+				if !applied {
+					res = reg.DecidePrepared(w, a, w.Tick(), tc.d, &p)
+				}
+				w.Step()
+				return res, applied, w.StateHash()
+			}
+			res1, _, h1 := play(false)
+			res2, applied, h2 := play(true)
+			require.Equal(t, tc.applied, applied)
+			require.Equal(t, res1, res2)
+			require.Equal(t, h1, h2)
+		})
+	}
 }

@@ -42,6 +42,12 @@ type Tool struct {
 	// toward a limit, or that answers in its own envelope (debate's
 	// context_search), uses it.
 	Invalid func(c *Call, err error) world.ActionResult
+	// Private tools change nothing but their caller's own result and what
+	// its last observation showed it once (BeginDecision), and read nothing
+	// any other decision changes (idle): a decision to call one commutes
+	// with every other decision of the decision point, so DecideAhead may
+	// apply it on a worker as soon as it is made.
+	Private bool
 	// Prepare, when set, does ahead of a decision, on a world.Worker's
 	// goroutine, read-only work that Handler then reuses (move_to plans its
 	// path): see Registry.Prepare. It must not change anything Handler's
@@ -284,6 +290,23 @@ func (r *Registry) Decide(w *world.World, agentID string, obsTick int, d world.D
 // thousands of agents misses the caches.
 func (r *Registry) DecidePrepared(w *world.World, a *world.Agent, obsTick int, d world.Decision, p *Prepared) world.ActionResult {
 	return r.decide(w, a, a.ID, obsTick, d, p)
+}
+
+// DecideAhead applies agent a's decision on a world.Worker's goroutine, as
+// soon as the agent has made it and while other agents are still observed
+// and deciding, when its tool is Private, with what Prepare returned for it,
+// and reports whether it did; the outcome is that of DecidePrepared in any
+// order. It applies nothing (false) for any other tool, for a decision that
+// timed out, and in a world with components or tool guards, whose sections
+// and verdicts may read what a Private tool changes: apply those with
+// DecidePrepared on the tick goroutine, in the decision point's order.
+// Different workers may apply the decisions of different agents at once.
+func (r *Registry) DecideAhead(w *world.World, a *world.Agent, obsTick int, d world.Decision, p *Prepared) (world.ActionResult, bool) {
+	if p == nil || p.tool == nil || !p.tool.Private || p.tool.Name != d.Tool || d.TimedOut ||
+		len(r.guards) > 0 || !w.ObservesWhole() {
+		return world.ActionResult{}, false
+	}
+	return r.decide(w, a, a.ID, obsTick, d, p), true
 }
 
 // decide is Decide for agent a (nil: none is named agentID).

@@ -121,6 +121,7 @@ func Universal(r world.Rules) []Tool {
 			Name:        "idle",
 			Description: "Take no new action this tick. A move in progress continues and crafting continues; an agent doing nothing stays in place. To stop walking, move_to your own position.",
 			Parameters:  Object(nil),
+			Private:     true,
 			Handler: func(c *Call) world.ActionResult {
 				return c.World.IdleAction(c.Agent)
 			},
