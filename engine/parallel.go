@@ -388,7 +388,9 @@ func (r *Runner) decideParallel(ctx context.Context, tick int) error {
 			// Decisions that commute with every other (idle) are applied
 			// here, where the agent's data is in this core's caches, rather
 			// than by the tick goroutine.
-			p.results[i], pr.applied = r.Tools.DecideAhead(w, agents[i], tick, d, &pr.Prepared)
+			if res, ok := r.Tools.DecideAhead(w, agents[i], tick, d, &pr.Prepared); ok {
+				p.results[i], pr.applied = res, true // written only then: neighbouring entries are other workers'
+			}
 			p.preps[i] = pr
 		}
 	}
