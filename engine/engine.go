@@ -93,6 +93,10 @@ type Runner struct {
 	// Record fills every tick's state hash for OnTick even without a
 	// journal.
 	Record bool
+	// OmitDecisions leaves the records OnTick gets without their Decisions
+	// when there is no journal: a caller that only counts ticks (a bench)
+	// spares the tick goroutine a record of every decision.
+	OmitDecisions bool
 	// OnObserve, when set, is called at every decision point once every
 	// living agent's observation is built (nil for dead ones), before the
 	// decisions are gathered: viewers keep the one they inspect. The
@@ -381,7 +385,7 @@ func (r *Runner) apply(tick int, rec *TickRecord, preps []prepared, results []wo
 		r.order = append(r.order, i)
 	}
 	r.rng.Shuffle(len(r.order), func(i, j int) { r.order[i], r.order[j] = r.order[j], r.order[i] })
-	record := r.Journal != nil || r.OnTick != nil
+	record := r.Journal != nil || r.OnTick != nil && !r.OmitDecisions
 	if record {
 		// The entries allocated at once rather than grown one by one (OnTick
 		// may keep the record's slices, so they are not reused).

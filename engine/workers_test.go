@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -207,5 +208,30 @@ func TestStreamerGetsEachObservationOnceOneRunAtATime(t *testing.T) {
 			require.Empty(t, s.bad[:min(len(s.bad), 5)], "of %d", len(s.bad))
 			require.Zero(t, s.overlaps.Load(), "runs streamed at once")
 		})
+	}
+}
+
+// TestOmitDecisionsChangesOnlyTheRecords: with OmitDecisions, OnTick's
+// records carry no decisions, on one worker and on several, and the run is
+// the same tick by tick (hashes); a journal still gets every decision.
+func TestOmitDecisionsChangesOnlyTheRecords(t *testing.T) {
+	for _, workers := range []int{1, 2} {
+		w, ctrls, _ := builtin(t, "foraging", 3)
+		h1, r1 := playTicks(t, &engine.Runner{World: w, Controllers: ctrls, MaxTicks: 30, Workers: workers})
+		w, ctrls, _ = builtin(t, "foraging", 3)
+		r := &engine.Runner{World: w, Controllers: ctrls, MaxTicks: 30, Workers: workers, OmitDecisions: true}
+		h2, r2 := playTicks(t, r)
+		require.Equal(t, h1, h2, "workers %d", workers)
+		for i := range r2 {
+			require.NotEqual(t, "null", r1[i], "workers %d, tick %d: decisions recorded", workers, i)
+			require.Equal(t, "null", r2[i], "workers %d, tick %d: decisions omitted", workers, i)
+		}
+		w, ctrls, _ = builtin(t, "foraging", 3)
+		j, err := engine.CreateJournal(filepath.Join(t.TempDir(), "journal.jsonl"), engine.JournalHeader{Scenario: "foraging", Seed: 3})
+		require.NoError(t, err)
+		h3, r3 := playTicks(t, &engine.Runner{World: w, Controllers: ctrls, MaxTicks: 30, Workers: workers, OmitDecisions: true, Journal: j})
+		require.NoError(t, j.Close())
+		require.Equal(t, h1, h3, "workers %d, journalled", workers)
+		require.Equal(t, r1, r3, "workers %d: a journal gets every decision", workers)
 	}
 }

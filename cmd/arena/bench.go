@@ -228,6 +228,7 @@ func benchWorld(ctx context.Context, opt benchworld.Options, ticks, workers int,
 	tenth := max(ticks/10, 1)
 	var scratch world.Observation
 	windowStart, windowPaused := time.Now(), time.Duration(0)
+	r.OmitDecisions = true // OnTick reads the tick only
 	r.OnTick = func(rec *engine.TickRecord) {
 		done := rec.Tick + 1
 		if done%tenth == 0 {

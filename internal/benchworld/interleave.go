@@ -183,8 +183,9 @@ func (s *twin) run(ctx context.Context, turn int) {
 		return
 	}
 	start := time.Now()
-	var last time.Time // the end of the last tick
-	inTurn := 0        // ticks run since start
+	var last time.Time       // the end of the last tick
+	inTurn := 0              // ticks run since start
+	s.r.OmitDecisions = true // OnTick only counts ticks
 	s.r.OnTick = func(*engine.TickRecord) {
 		last = time.Now()
 		s.ticks++
