@@ -319,6 +319,20 @@ func (p *pool) wait() {
 
 var workerLabels = pprof.WithLabels(context.Background(), pprof.Labels("tick", "worker"))
 
+// prepare does on worker k what can be done ahead of applying the decision
+// of the agent at index i (tools.Registry.Prepare); a decision that commutes
+// with every other (idle) it applies at once (tools.Registry.DecideAhead),
+// where the agent's data is in this core's caches, rather than leave it to
+// the tick goroutine. decided: the worker also made the decision.
+func (r *Runner) prepare(k *worker, tick, i int, decided bool) {
+	p, w, d, a := &r.pool, r.World, r.decisions[i], r.World.Agents()[i]
+	pr := prepared{Prepared: r.Tools.Prepare(k.Worker, w, a.ID, d), decided: decided}
+	if res, ok := r.Tools.DecideAhead(w, a, tick, d, &pr.Prepared); ok {
+		p.results[i], pr.applied = res, true // written only then: neighbouring entries are other workers'
+	}
+	p.preps[i] = pr
+}
+
 // wakeAhead wakes the helpers of the next decision point's first run while
 // the world steps, when workers decide for in-process controllers: a
 // goroutine takes 0.13–0.17 ms to start on the other, idle core of the
@@ -382,16 +396,8 @@ func (r *Runner) decideParallel(ctx context.Context, tick int) error {
 	r.obsList = obs
 	decide := func(k *worker, i int, o *world.Observation) {
 		if c := p.conc[i]; c != nil {
-			d := c.Decide(ctx, o)
-			decisions[i] = d
-			pr := prepared{Prepared: r.Tools.Prepare(k.Worker, w, agents[i].ID, d), decided: true}
-			// Decisions that commute with every other (idle) are applied
-			// here, where the agent's data is in this core's caches, rather
-			// than by the tick goroutine.
-			if res, ok := r.Tools.DecideAhead(w, agents[i], tick, d, &pr.Prepared); ok {
-				p.results[i], pr.applied = res, true // written only then: neighbouring entries are other workers'
-			}
-			p.preps[i] = pr
+			decisions[i] = c.Decide(ctx, o)
+			r.prepare(k, tick, i, true)
 		}
 	}
 	reg := trace.StartRegion(ctx, "observe")
@@ -455,8 +461,8 @@ func (r *Runner) decideParallel(ctx context.Context, tick int) error {
 	for i, d := range decisions {
 		if d.Tool != "" && !p.preps[i].decided {
 			p.run(n-i, func(k *worker, j int) {
-				if d := decisions[i+j]; d.Tool != "" && !p.preps[i+j].decided {
-					p.preps[i+j].Prepared = r.Tools.Prepare(k.Worker, w, agents[i+j].ID, d)
+				if decisions[i+j].Tool != "" && !p.preps[i+j].decided {
+					r.prepare(k, tick, i+j, false)
 				}
 			}, nil)
 			break

@@ -235,3 +235,25 @@ func TestOmitDecisionsChangesOnlyTheRecords(t *testing.T) {
 		require.Equal(t, r1, r3, "workers %d: a journal gets every decision", workers)
 	}
 }
+
+// TestWorkersKeepHashesWithAGatherer plays every built-in scenario with its
+// built-in bots deciding through a Gatherer (Controllers, in agent order,
+// after every observation is built), on one worker and on four: the
+// decisions the workers prepare and apply ahead after Gather (idle) must
+// leave every tick's hash, decisions and results as on one worker.
+func TestWorkersKeepHashesWithAGatherer(t *testing.T) {
+	for _, name := range scenarios.Builtin() {
+		t.Run(name, func(t *testing.T) {
+			play := func(workers int) (hashes, records []string) {
+				w, ctrls, sc := builtin(t, name, 7)
+				r := &engine.Runner{World: w, Gatherer: engine.Controllers(ctrls), DecisionPeriod: sc.Limits.DecisionPeriod,
+					MaxTicks: min(60, max(w.Objective().TimeLimit, 1)), Workers: workers}
+				engine.OnWorkersAlways(r)
+				return playTicks(t, r)
+			}
+			h1, r1 := play(1)
+			h4, r4 := play(4)
+			requireSameTicks(t, h1, r1, h4, r4)
+		})
+	}
+}
