@@ -152,12 +152,24 @@ func (p *pool) run(n int, fn func(k *worker, i int), done func(lo, hi int)) {
 	if done != nil && cap(p.finished) < chunks {
 		p.finished = make(chan int, chunks)
 	}
-	var next atomic.Int64
+	// The last worker takes chunks from the back, the others from the
+	// front, so that on two workers each works through its own half of the
+	// calls (of the map, when they follow it) and shares what neighbouring
+	// agents read with its own caches. taken counts the chunks handed out:
+	// front and back never meet.
+	var taken, front atomic.Int64
+	back, last := chunks, p.workers[len(p.workers)-1]
 	// work runs the next chunk on k and returns it, or -1 once none is left.
 	work := func(k *worker) int {
-		c := int(next.Add(1)) - 1
-		if c >= chunks {
+		if int(taken.Add(1)) > chunks {
 			return -1
+		}
+		var c int
+		if k == last {
+			back-- // only the last worker's goroutine touches back
+			c = back
+		} else {
+			c = int(front.Add(1)) - 1
 		}
 		for i := c * chunk; i < min(n, (c+1)*chunk); i++ {
 			fn(k, i)
