@@ -83,12 +83,22 @@ type agentCell struct {
 
 // sortShort sorts a short list of indices and drops repeats.
 func sortShort(s []int32) []int32 {
+	if len(s) < 2 {
+		return s // most lists: nothing, or one shape
+	}
 	for i := 1; i < len(s); i++ {
 		for j := i; j > 0 && s[j] < s[j-1]; j-- {
 			s[j], s[j-1] = s[j-1], s[j]
 		}
 	}
-	return slices.Compact(s)
+	k := 1
+	for _, v := range s[1:] {
+		if v != s[k-1] {
+			s[k] = v
+			k++
+		}
+	}
+	return s[:k]
 }
 
 // bodyGrid is the broad phase of collision: the obstacles and the living

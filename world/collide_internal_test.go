@@ -156,3 +156,17 @@ func requireGridIsResolvs(t *testing.T, w *World, at string) {
 		require.Equal(t, bodies, w.nearBodies(x, z, reach, a.index, nil), "%s: the bodies near %s", at, a.ID)
 	}
 }
+
+// TestSortShortSortsAndDropsRepeats checks sortShort against the standard
+// library on random short lists with many repeats.
+func TestSortShortSortsAndDropsRepeats(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 2000 {
+		s := make([]int32, rng.IntN(9))
+		for i := range s {
+			s[i] = int32(rng.IntN(6))
+		}
+		want := slices.Compact(slices.Sorted(slices.Values(s)))
+		require.Equal(t, fmt.Sprint(want), fmt.Sprint(sortShort(slices.Clone(s))), "%v", s)
+	}
+}
