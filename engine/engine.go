@@ -115,8 +115,9 @@ type Runner struct {
 	// Workers is how many goroutines build observations, run concurrent
 	// controllers and plan paths at a decision point (0: GOMAXPROCS). The
 	// world's state is the same at every tick whatever their number:
-	// workers only read, and decisions are applied on the tick goroutine in
-	// the seeded order.
+	// workers read the world and apply only decisions that commute with
+	// every other (idle), and the others are applied on the tick goroutine
+	// in the seeded order.
 	Workers int
 
 	pool pool

@@ -27,12 +27,15 @@ import (
 //  3. the tick goroutine finishes each chunk as it completes (component
 //     sections, streaming to a Gatherer), then gathers the other decisions,
 //     and workers plan ahead the paths those need;
-//  4. the tick goroutine applies every decision in the seeded order.
+//  4. the tick goroutine applies the decisions in the seeded order, but for
+//     those the workers applied as they were made (tools.Registry.DecideAhead:
+//     idle, which commutes with every other decision).
 //
-// Workers only read the world, each with its own scratch (world.Worker), and
-// what they plan ahead is used only while still exactly what the tick
-// goroutine would compute, so the state hash is the same for any number of
-// workers.
+// Workers read the world, each with its own scratch (world.Worker), and write
+// only what a Private decision changes of its own agent, which nothing else
+// they do reads; what they plan ahead is used only while still exactly what
+// the tick goroutine would compute, so the state hash is the same for any
+// number of workers.
 
 // workers is the number of workers in effect.
 func (r *Runner) workers() int {
@@ -72,6 +75,7 @@ type pool struct {
 	parked  *sync.Cond
 	nudges  int // under parkMu
 	asleep  int // helpers asleep, under parkMu
+	rewoken int // helpers set spinning again by a prewake, under parkMu
 }
 
 // job is a run's work as the helper goroutines take it: work runs the next
@@ -98,12 +102,14 @@ type prepared struct {
 // in scratch for agents whose observations are not kept.
 type worker struct {
 	*world.Worker
-	obs world.Observation
+	obs  world.Observation
+	call tools.Call // the scratch of the decisions it applies (DecideAhead)
 }
 
 // resize makes n workers for w, keeping those it has.
 func (p *pool) resize(w *world.World, n int) {
 	if p.world != w {
+		p.release() // helpers woken ahead for the world before
 		*p = pool{world: w}
 	}
 	for len(p.workers) < n {
@@ -272,6 +278,9 @@ func (p *pool) awaitJob() *job {
 			p.parked.Wait()
 		}
 		p.asleep--
+		if p.posted.Load() == nil {
+			p.rewoken++
+		}
 		seen = p.nudges
 		p.parkMu.Unlock()
 	}
@@ -339,11 +348,18 @@ var workerLabels = pprof.WithLabels(context.Background(), pprof.Labels("tick", "
 func (r *Runner) prepare(k *worker, tick, i int, decided bool) {
 	p, w, d, a := &r.pool, r.World, r.decisions[i], r.World.Agents()[i]
 	pr := prepared{Prepared: r.Tools.Prepare(k.Worker, w, a.ID, d), decided: decided}
-	if res, ok := r.Tools.DecideAhead(w, a, tick, d, &pr.Prepared); ok {
+	if res, ok := r.Tools.DecideAhead(&k.call, w, a, tick, d, &pr.Prepared); ok {
 		p.results[i], pr.applied = res, true // written only then: neighbouring entries are other workers'
 	}
 	p.preps[i] = pr
 }
+
+// ReleaseHelpers stops the worker goroutines that the last tick woke ahead
+// of the next decision point (they spin for up to 1 ms, then sleep): call it
+// on the runner's goroutine, from OnTick, before the runner waits on
+// something else, so that they take no core from it meanwhile. The next
+// decision point starts its own.
+func (r *Runner) ReleaseHelpers() { r.pool.release() }
 
 // wakeAhead wakes the helpers of the next decision point's first run while
 // the world steps, when workers decide for in-process controllers: a

@@ -82,13 +82,19 @@ func TestPoolHelpersAsleepTakeTheirJob(t *testing.T) {
 			p.resize(w, 3)
 			p.minParallel = 10
 			p.prewake(60)
-			time.Sleep(3 * spinLimit)
-			p.parkMu.Lock()
-			require.Equal(t, 2, p.asleep, "helpers spin on past spinLimit")
-			p.parkMu.Unlock()
+			locked := func(f func() bool) func() bool {
+				return func() bool {
+					p.parkMu.Lock()
+					defer p.parkMu.Unlock()
+					return f()
+				}
+			}
+			require.Eventually(t, locked(func() bool { return p.asleep == 2 }), 5*time.Second, spinLimit/4,
+				"helpers spin on past spinLimit")
 			if tc.nudge {
 				p.prewake(60)
-				time.Sleep(spinLimit / 4)
+				require.Eventually(t, locked(func() bool { return p.rewoken == 2 }), 5*time.Second, spinLimit/4,
+					"a second prewake does not wake the helpers asleep")
 			}
 			done := make(chan struct{})
 			var byHelpers, calls atomic.Int32

@@ -107,7 +107,7 @@ func TestDecideAheadAppliesOnlyPrivateTools(t *testing.T) {
 				var res world.ActionResult
 				applied := false
 				if ahead {
-					res, applied = reg.DecideAhead(w, a, w.Tick(), tc.d, &p)
+					res, applied = reg.DecideAhead(&tools.Call{}, w, a, w.Tick(), tc.d, &p)
 				}
 				if !applied {
 					res = reg.DecidePrepared(w, a, w.Tick(), tc.d, &p)

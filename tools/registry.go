@@ -116,8 +116,10 @@ type Registry struct {
 	visible []Visibility
 	// spare is a Call for the next handler call to reuse (handlers do not
 	// keep it): one, taken and given back with an atomic swap, because
-	// calls come one at a time from the tick goroutine; a call that finds
-	// none (a query on another goroutine meanwhile) makes its own.
+	// calls without scratch of their own come one at a time from the tick
+	// goroutine; a call that finds none (a query on another goroutine
+	// meanwhile) makes its own. Workers applying decisions ahead bring
+	// their own (DecideAhead).
 	spare atomic.Pointer[Call]
 }
 
@@ -205,7 +207,12 @@ func (r *Registry) Execute(w *world.World, agentID, name string, params map[stri
 
 // execute is Execute for agent a (w.Agent(agentID)), taking the parameters'
 // validation from p when it was worked out ahead for this tool.
-func (r *Registry) execute(w *world.World, a *world.Agent, agentID, name string, params map[string]any, asQuery bool, p *Prepared) (res world.ActionResult) {
+func (r *Registry) execute(w *world.World, a *world.Agent, agentID, name string, params map[string]any, asQuery bool, p *Prepared) world.ActionResult {
+	return r.executeWith(nil, w, a, agentID, name, params, asQuery, p)
+}
+
+// executeWith is execute with scratch, when not nil, as the handler's Call.
+func (r *Registry) executeWith(scratch *Call, w *world.World, a *world.Agent, agentID, name string, params map[string]any, asQuery bool, p *Prepared) (res world.ActionResult) {
 	var t *Tool
 	if p != nil && p.tool != nil && p.tool.Name == name {
 		t = p.tool // Prepare looked it up (no hashing on the tick goroutine)
@@ -251,14 +258,18 @@ func (r *Registry) execute(w *world.World, a *world.Agent, agentID, name string,
 			res = world.Fail(name, world.CodeInvalidParams, "%s could not be carried out with these parameters (internal error: %v)", name, p)
 		}
 	}()
-	c := r.spare.Swap(nil)
+	c := scratch
 	if c == nil {
-		c = new(Call)
+		if c = r.spare.Swap(nil); c == nil {
+			c = new(Call)
+		}
 	}
 	*c = Call{World: w, Agent: a, Params: clean, Query: asQuery, Audience: audience}
 	res = t.Handler(c)
 	*c = Call{}
-	r.spare.Store(c)
+	if scratch == nil {
+		r.spare.Store(c)
+	}
 	res.Tool = name
 	res.Tick = w.Tick()
 	return res
@@ -297,24 +308,31 @@ func (r *Registry) DecidePrepared(w *world.World, a *world.Agent, obsTick int, d
 // and deciding, when its tool is Private, with what Prepare returned for it,
 // and reports whether it did; the outcome is that of DecidePrepared in any
 // order. It applies nothing (false) for any other tool, for a decision that
-// timed out, and in a world with components or tool guards, whose sections
-// and verdicts may read what a Private tool changes: apply those with
-// DecidePrepared on the tick goroutine, in the decision point's order.
-// Different workers may apply the decisions of different agents at once.
-func (r *Registry) DecideAhead(w *world.World, a *world.Agent, obsTick int, d world.Decision, p *Prepared) (world.ActionResult, bool) {
+// timed out, and in a world with components (or tool guards, which only
+// components bring), whose sections and verdicts may read what a Private
+// tool changes: apply those with DecidePrepared on the tick goroutine, in
+// the decision point's order. Different workers may apply the decisions of
+// different agents at once, each with its own scratch Call (the zero value;
+// nil: one of the registry's).
+func (r *Registry) DecideAhead(scratch *Call, w *world.World, a *world.Agent, obsTick int, d world.Decision, p *Prepared) (world.ActionResult, bool) {
 	if p == nil || p.tool == nil || !p.tool.Private || p.tool.Name != d.Tool || d.TimedOut ||
 		len(r.guards) > 0 || !w.ObservesWhole() {
 		return world.ActionResult{}, false
 	}
-	return r.decide(w, a, a.ID, obsTick, d, p), true
+	return r.decideWith(scratch, w, a, a.ID, obsTick, d, p), true
 }
 
 // decide is Decide for agent a (nil: none is named agentID).
 func (r *Registry) decide(w *world.World, a *world.Agent, agentID string, obsTick int, d world.Decision, p *Prepared) world.ActionResult {
+	return r.decideWith(nil, w, a, agentID, obsTick, d, p)
+}
+
+// decideWith is decide with scratch, when not nil, as the handler's Call.
+func (r *Registry) decideWith(scratch *Call, w *world.World, a *world.Agent, agentID string, obsTick int, d world.Decision, p *Prepared) world.ActionResult {
 	if a != nil {
 		w.BeginDecision(a)
 	}
-	res := r.execute(w, a, agentID, d.Tool, d.Params, false, p)
+	res := r.executeWith(scratch, w, a, agentID, d.Tool, d.Params, false, p)
 	if d.TimedOut && res.ErrorCode == "" {
 		res = world.Fail(d.Tool, world.CodeTimeout, "no decision arrived before the deadline; the agent idled this tick")
 	}

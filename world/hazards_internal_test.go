@@ -2,7 +2,9 @@ package world
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -14,14 +16,20 @@ import (
 // hazard: the buckets stepHazards skips (no hazard near enough) must hold no
 // agent that is in a hazard.
 func TestStepHazardsFindsEveryHazard(t *testing.T) {
-	for seed := uint64(1); seed <= 3; seed++ {
+	for seed := uint64(1); seed <= 6; seed++ {
+		// Seeds 1–3 have one large hazard, which widens every query; seeds
+		// 4–6 only small ones, so that most buckets are skipped.
+		large := seed <= 3
 		rng := rand.New(rand.NewPCG(seed, 9))
 		b := Bounds{MinX: -40, MinZ: -30, MaxX: 45, MaxZ: 35}
+		if !large {
+			b = Bounds{MinX: -100, MinZ: -60, MaxX: 110, MaxZ: 90} // most buckets far from any hazard
+		}
 		cfg := Config{Name: "hazards", Seed: seed, CellSize: 0.5, Bounds: b}
 		for i := range 6 {
 			r := 0.5 + 2*rng.Float64()
-			if i == 0 {
-				r = 9 + 4*float64(seed) // one large hazard widens every query
+			if i == 0 && large {
+				r = 9 + 4*float64(seed)
 			}
 			cfg.Hazards = append(cfg.Hazards, HazardSpec{Name: fmt.Sprintf("H%d", i), X: b.MinX + 5 + rng.Float64()*(b.Width()-10),
 				Z: b.MinZ + 5 + rng.Float64()*(b.Depth()-10), Radius: r, DamagePerSecond: 0.01})
@@ -32,11 +40,20 @@ func TestStepHazardsFindsEveryHazard(t *testing.T) {
 		}
 		w, err := New(cfg)
 		require.NoError(t, err)
+		if !large {
+			far := len(w.hazardNear) - len(slices.DeleteFunc(slices.Clone(w.hazardNear), func(near bool) bool { return !near }))
+			require.Greater(t, far, len(w.hazardNear)/3, "seed %d: too few buckets are skipped", seed)
+		}
 		entered := 0
 		for tick := range 200 {
 			if tick%25 == 0 {
 				for _, a := range w.agents {
-					w.ForceStraightMove(a, Vec3{b.MinX + rng.Float64()*b.Width(), 0, b.MinZ + rng.Float64()*b.Depth()})
+					to := Vec3{b.MinX + rng.Float64()*b.Width(), 0, b.MinZ + rng.Float64()*b.Depth()}
+					if !large && rng.IntN(2) == 0 { // into a hazard, from wherever it is
+						h := w.hazards[rng.IntN(len(w.hazards))]
+						to = Vec3{h.Pos[0] + rng.Float64() - 0.5, 0, h.Pos[2] + rng.Float64() - 0.5}
+					}
+					w.ForceStraightMove(a, to)
 				}
 			}
 			w.Step()
@@ -61,6 +78,18 @@ func TestStepHazardsFindsEveryHazard(t *testing.T) {
 				}
 			}
 		}
-		require.Greater(t, entered, 20, "seed %d: too few entries to test", seed)
+		require.Greater(t, entered, 10, "seed %d: too few entries to test", seed)
+	}
+}
+
+// TestHazardRadiusMustBeFinite: a hazard's radius must be a positive, finite
+// number (an infinite one would overflow the skipping of buckets far from
+// every hazard).
+func TestHazardRadiusMustBeFinite(t *testing.T) {
+	for _, r := range []float64{0, -1, math.NaN(), math.Inf(1), math.Inf(-1)} {
+		cfg := Config{Name: "hazards", Seed: 1, CellSize: 0.5, Bounds: Bounds{MinX: -10, MinZ: -10, MaxX: 10, MaxZ: 10},
+			Hazards: []HazardSpec{{Name: "H", X: 1, Z: 1, Radius: r}}}
+		_, err := New(cfg)
+		require.ErrorContains(t, err, "radius must be positive and finite", "radius %g", r)
 	}
 }

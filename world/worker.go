@@ -30,8 +30,8 @@ func (w *World) NewWorker() *Worker { return &Worker{w: w} }
 
 // BeginObserve brings up to date, on the tick goroutine, everything that
 // ObserveInto would otherwise build on first use (the agents' spatial index,
-// the roster, the texts of bridged events), so that Workers only read shared
-// state. Call it after the world last changed and before Workers run. It
+// the roster, the texts of bridged events), so that Workers only read what
+// they share. Call it after the world last changed and before Workers run. It
 // changes nothing that observing a living agent would not.
 func (w *World) BeginObserve() {
 	w.refreshAgentIndex()

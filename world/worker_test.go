@@ -33,6 +33,7 @@ func TestPlanMoveChangesNoOutcome(t *testing.T) {
 		{name: "capped", planned: ahead, target: ahead, plannedSpeed: 40, speed: 40},
 		{name: "another speed", planned: ahead, target: ahead, plannedSpeed: 1.5, speed: 0.5},
 		{name: "capped, then not", planned: ahead, target: ahead, plannedSpeed: 40, speed: 1},
+		{name: "capped, then at the cap", planned: ahead, target: ahead, plannedSpeed: 40, speed: 2},
 		{name: "too slow", planned: ahead, target: ahead, plannedSpeed: 0.01, speed: 0.01},
 	}
 	for _, tc := range cases {

@@ -307,8 +307,8 @@ func (w *World) addEntities(cfg Config) error {
 		if err := w.inside("hazard", h.Name, h.X, h.Z); err != nil {
 			return err
 		}
-		if !(h.Radius > 0) {
-			return fmt.Errorf("hazard %q: radius must be positive", h.Name)
+		if !(h.Radius > 0) || math.IsInf(h.Radius, 1) {
+			return fmt.Errorf("hazard %q: radius must be positive and finite, got %g", h.Name, h.Radius)
 		}
 		if h.EntryDamage < 0 || h.DamagePerSecond < 0 {
 			return fmt.Errorf("hazard %q: damage must not be negative", h.Name)

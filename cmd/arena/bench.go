@@ -489,8 +489,8 @@ type speedupPair struct {
 // on against, repeat times, each time on fresh worlds of the same seed that
 // take turns (benchworld.Interleave: the host's swings slow both alike; the
 // runs alternate which side goes first), and prints every run and the median
-// speedup. Both sides must end with the same state hash: the workers only
-// read.
+// speedup. Both sides must end with the same state hash: the number of
+// workers changes no state.
 func benchSpeedup(ctx context.Context, stdout io.Writer, opt benchworld.Options, ticks, workers, against, repeat int, asJSON bool) error {
 	if workers == against {
 		return fmt.Errorf("bench: --against %d: the same as --workers (%d)", against, workers)

@@ -72,12 +72,13 @@ func (r Interleaved) TurnQuartiles() (p25, p75 float64) {
 // does in a second or a minute slows both alike: two whole runs one after
 // the other can differ by a fifth on a shared host, while the turns of one
 // interleaved run share its weather. Only one side runs at a time (the
-// other's goroutines wait), and each side's time is counted from the start
-// of its turn to the end of the turn's last tick. The twins share one heap,
-// but they allocate alike (the same world, the same decisions), so the
-// collector's work weighs on both alike wherever it falls. The workers only
-// read, so both sides must end in the same state; Interleave fails if they
-// do not.
+// other's goroutines wait: a side releases the helpers it woke ahead of its
+// next tick before it hands the turn on), and each side's time is counted
+// from the start of its turn to the end of the turn's last tick. The twins
+// share one heap, but they allocate alike (the same world, the same
+// decisions), so the collector's work weighs on both alike wherever it
+// falls. The number of workers changes no state, so both sides must end in
+// the same state; Interleave fails if they do not.
 func Interleave(ctx context.Context, t Twins) (Interleaved, error) {
 	if t.Ticks <= 0 {
 		return Interleaved{}, errors.New("interleave: no ticks to run")
@@ -194,6 +195,7 @@ func (s *twin) run(ctx context.Context, turn int) {
 			return
 		}
 		s.turns = append(s.turns, last.Sub(start))
+		s.r.ReleaseHelpers() // no spinning into the other side's turn
 		s.other.pass()
 		select {
 		case <-s.baton:
