@@ -3,11 +3,14 @@ package tools
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/arena-sim/arena/internal/fuzzy"
+	"maps"
 	"math"
 	"math/big"
+	"slices"
 	"sort"
 	"strings"
+
+	"github.com/arena-sim/arena/internal/fuzzy"
 )
 
 // Schema is the subset of JSON Schema that tool parameters use. It marshals to
@@ -180,8 +183,17 @@ func Number(v any) (float64, bool) {
 }
 
 func (s *Schema) check(path string, v any) (any, error) {
-	fail := func(format string, args ...any) (any, error) {
-		return nil, &ParamError{Path: path, Reason: fmt.Sprintf(format, args...)}
+	out, _, err := s.checkSame(path, v)
+	return out, err
+}
+
+// checkSame is check, and reports whether what it returns is v itself: a
+// value already in its normal form is returned as it came, and an object or
+// array is copied only when one of its values changes, so that validating
+// the parameters most decisions bring allocates nothing.
+func (s *Schema) checkSame(path string, v any) (any, bool, error) {
+	fail := func(format string, args ...any) (any, bool, error) {
+		return nil, false, &ParamError{Path: path, Reason: fmt.Sprintf(format, args...)}
 	}
 	switch s.Type {
 	case "object":
@@ -189,10 +201,9 @@ func (s *Schema) check(path string, v any) (any, error) {
 		if !ok {
 			return fail("must be an object, got %s", typeName(v))
 		}
-		out := make(map[string]any, len(m))
 		for _, r := range s.Required {
 			if _, ok := m[r]; !ok {
-				return nil, &ParamError{Path: join(path, r), Reason: "is required"}
+				return nil, false, &ParamError{Path: join(path, r), Reason: "is required"}
 			}
 		}
 		var buf [8]string
@@ -201,22 +212,28 @@ func (s *Schema) check(path string, v any) (any, error) {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
+		var out map[string]any // a copy of m, once a value changes
 		for _, k := range keys {
-			ps, ok := s.Properties[k]
-			if !ok {
-				if s.AdditionalProperties != nil && !*s.AdditionalProperties {
-					return nil, &ParamError{Path: join(path, k), Reason: "is not a parameter of this tool (known: " + strings.Join(sortedProps(s), ", ") + ")"}
+			cv, same := m[k], true
+			if ps, ok := s.Properties[k]; ok {
+				var err error
+				if cv, same, err = ps.checkSame(join(path, k), cv); err != nil {
+					return nil, false, err
 				}
-				out[k] = m[k]
-				continue
+			} else if s.AdditionalProperties != nil && !*s.AdditionalProperties {
+				return nil, false, &ParamError{Path: join(path, k), Reason: "is not a parameter of this tool (known: " + strings.Join(sortedProps(s), ", ") + ")"}
 			}
-			cv, err := ps.check(join(path, k), m[k])
-			if err != nil {
-				return nil, err
+			if !same && out == nil {
+				out = maps.Clone(m)
 			}
-			out[k] = cv
+			if out != nil {
+				out[k] = cv
+			}
 		}
-		return out, nil
+		if out == nil {
+			return v, true, nil
+		}
+		return out, false, nil
 	case "array":
 		a, ok := v.([]any)
 		if !ok {
@@ -228,22 +245,29 @@ func (s *Schema) check(path string, v any) (any, error) {
 		if s.MaxItems != nil && len(a) > *s.MaxItems {
 			return fail("must have at most %d items, got %d", *s.MaxItems, len(a))
 		}
-		out := make([]any, len(a))
+		if s.Items == nil {
+			return v, true, nil // v, not a: boxing a again would allocate
+		}
+		var out []any // a copy of a, once an item changes
 		for i, e := range a {
-			if s.Items == nil {
-				out[i] = e
-				continue
-			}
-			cv, err := s.Items.check("", e)
+			cv, same, err := s.Items.checkSame("", e)
 			if err != nil {
 				// Again, naming the item: the path costs an allocation
 				// per item, and only failures need it.
-				_, err = s.Items.check(fmt.Sprintf("%s[%d]", path, i), e)
-				return nil, err
+				_, _, err = s.Items.checkSame(fmt.Sprintf("%s[%d]", path, i), e)
+				return nil, false, err
 			}
-			out[i] = cv
+			if !same && out == nil {
+				out = slices.Clone(a)
+			}
+			if out != nil {
+				out[i] = cv
+			}
 		}
-		return out, nil
+		if out == nil {
+			return v, true, nil
+		}
+		return out, false, nil
 	case "number", "integer":
 		f, ok := Number(v)
 		if !ok {
@@ -265,9 +289,9 @@ func (s *Schema) check(path string, v any) (any, error) {
 			return fail("must be at most %v, got %v", *s.Maximum, f)
 		}
 		if _, ok := v.(float64); ok {
-			return v, nil // already what it becomes: no need to box it again
+			return v, true, nil // already what it becomes: no need to box it again
 		}
-		return f, nil
+		return f, false, nil
 	case "string":
 		str, ok := v.(string)
 		if !ok {
@@ -283,19 +307,19 @@ func (s *Schema) check(path string, v any) (any, error) {
 		if len(s.Enum) > 0 {
 			for _, e := range s.Enum {
 				if e == str {
-					return v, nil
+					return v, true, nil
 				}
 			}
 			return fail("must be one of %s, got %q", strings.Join(s.Enum, ", "), fuzzy.Clip(str))
 		}
-		return v, nil
+		return v, true, nil
 	case "boolean":
 		if _, ok := v.(bool); !ok {
 			return fail("must be true or false, got %s", typeName(v))
 		}
-		return v, nil
+		return v, true, nil
 	case "":
-		return v, nil
+		return v, true, nil
 	}
 	return fail("has an unsupported schema type %q", s.Type)
 }

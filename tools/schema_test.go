@@ -96,3 +96,35 @@ func TestEmptyParamsAreNotCopied(t *testing.T) {
 	_, err := tools.Object(map[string]*tools.Schema{"x": {Type: "number"}}, "x").Validate(nil)
 	require.EqualError(t, err, "param 'x' is required")
 }
+
+// TestNormalParamsAreNotCopied: parameters already in their normal form
+// (numbers as float64, arrays and objects of such) are returned as they came,
+// without an allocation; parameters that need normalising are copied, at
+// every level that changes, and the caller's map is left as it was.
+func TestNormalParamsAreNotCopied(t *testing.T) {
+	w, reg := setup(t)
+	_ = w
+	mt, ok := reg.Lookup("move_to")
+	require.True(t, ok)
+	move := mt.Parameters
+	normal := map[string]any{"target": []any{1.5, 0.0, -2.0}, "speed": 1.5}
+	clean, err := move.Validate(normal)
+	require.NoError(t, err)
+	require.Equal(t, normal, clean)
+	clean["marker"] = true // the same map: the mark shows in normal
+	require.Contains(t, normal, "marker")
+	delete(normal, "marker")
+	require.Zero(t, testing.AllocsPerRun(100, func() { _, _ = move.Validate(normal) }))
+
+	ints := map[string]any{"target": []any{1.5, int64(2), -2.0}, "speed": 1.5}
+	clean, err = move.Validate(ints)
+	require.NoError(t, err)
+	require.Equal(t, map[string]any{"target": []any{1.5, 2.0, -2.0}, "speed": 1.5}, clean)
+	require.Equal(t, map[string]any{"target": []any{1.5, int64(2), -2.0}, "speed": 1.5}, ints, "the caller's parameters are unchanged")
+
+	nested := map[string]any{"target_x": 1, "target_z": 2.5}
+	clean, err = move.Validate(nested)
+	require.NoError(t, err)
+	require.Equal(t, map[string]any{"target_x": 1.0, "target_z": 2.5}, clean)
+	require.Equal(t, 1, nested["target_x"])
+}
