@@ -202,17 +202,13 @@ func ForWorld(w *world.World) (*Registry, error) {
 // a query is NOT_A_QUERY, bad parameters are INVALID_PARAMS, an unknown agent is
 // NOT_FOUND and a dead one DEAD.
 func (r *Registry) Execute(w *world.World, agentID, name string, params map[string]any, asQuery bool) (res world.ActionResult) {
-	return r.execute(w, w.Agent(agentID), agentID, name, params, asQuery, nil)
+	return r.execute(nil, w, w.Agent(agentID), agentID, name, params, asQuery, nil)
 }
 
 // execute is Execute for agent a (w.Agent(agentID)), taking the parameters'
-// validation from p when it was worked out ahead for this tool.
-func (r *Registry) execute(w *world.World, a *world.Agent, agentID, name string, params map[string]any, asQuery bool, p *Prepared) world.ActionResult {
-	return r.executeWith(nil, w, a, agentID, name, params, asQuery, p)
-}
-
-// executeWith is execute with scratch, when not nil, as the handler's Call.
-func (r *Registry) executeWith(scratch *Call, w *world.World, a *world.Agent, agentID, name string, params map[string]any, asQuery bool, p *Prepared) (res world.ActionResult) {
+// validation from p when it was worked out ahead for this tool, with scratch,
+// when not nil, as the handler's Call.
+func (r *Registry) execute(scratch *Call, w *world.World, a *world.Agent, agentID, name string, params map[string]any, asQuery bool, p *Prepared) (res world.ActionResult) {
 	var t *Tool
 	if p != nil && p.tool != nil && p.tool.Name == name {
 		t = p.tool // Prepare looked it up (no hashing on the tick goroutine)
@@ -292,7 +288,7 @@ func (t *Tool) validate(params map[string]any) (map[string]any, error) {
 // (messages, a query answer) is cleared first, so a query tool used as a
 // decision leaves its fresh answer for the next observation.
 func (r *Registry) Decide(w *world.World, agentID string, obsTick int, d world.Decision) world.ActionResult {
-	return r.decide(w, w.Agent(agentID), agentID, obsTick, d, nil)
+	return r.decide(nil, w, w.Agent(agentID), agentID, obsTick, d, nil)
 }
 
 // DecidePrepared is Decide for the world's agent a (not nil), with what
@@ -300,7 +296,7 @@ func (r *Registry) Decide(w *world.World, agentID string, obsTick int, d world.D
 // holds the agent saves Decide's look-up of its id, which in a world of
 // thousands of agents misses the caches.
 func (r *Registry) DecidePrepared(w *world.World, a *world.Agent, obsTick int, d world.Decision, p *Prepared) world.ActionResult {
-	return r.decide(w, a, a.ID, obsTick, d, p)
+	return r.decide(nil, w, a, a.ID, obsTick, d, p)
 }
 
 // DecideAhead applies agent a's decision on a world.Worker's goroutine, as
@@ -319,20 +315,16 @@ func (r *Registry) DecideAhead(scratch *Call, w *world.World, a *world.Agent, ob
 		len(r.guards) > 0 || !w.ObservesWhole() {
 		return world.ActionResult{}, false
 	}
-	return r.decideWith(scratch, w, a, a.ID, obsTick, d, p), true
+	return r.decide(scratch, w, a, a.ID, obsTick, d, p), true
 }
 
-// decide is Decide for agent a (nil: none is named agentID).
-func (r *Registry) decide(w *world.World, a *world.Agent, agentID string, obsTick int, d world.Decision, p *Prepared) world.ActionResult {
-	return r.decideWith(nil, w, a, agentID, obsTick, d, p)
-}
-
-// decideWith is decide with scratch, when not nil, as the handler's Call.
-func (r *Registry) decideWith(scratch *Call, w *world.World, a *world.Agent, agentID string, obsTick int, d world.Decision, p *Prepared) world.ActionResult {
+// decide is Decide for agent a (nil: none is named agentID), with scratch as
+// execute takes it.
+func (r *Registry) decide(scratch *Call, w *world.World, a *world.Agent, agentID string, obsTick int, d world.Decision, p *Prepared) world.ActionResult {
 	if a != nil {
 		w.BeginDecision(a)
 	}
-	res := r.executeWith(scratch, w, a, agentID, d.Tool, d.Params, false, p)
+	res := r.execute(scratch, w, a, agentID, d.Tool, d.Params, false, p)
 	if d.TimedOut && res.ErrorCode == "" {
 		res = world.Fail(d.Tool, world.CodeTimeout, "no decision arrived before the deadline; the agent idled this tick")
 	}
