@@ -373,10 +373,15 @@ func (r *Runner) wakeAhead() {
 	if r.Gatherer != nil || r.workers() < 2 {
 		return
 	}
+	r.readyPool().prewake(len(r.World.Agents()))
+}
+
+// readyPool sizes the pool for the runner's world and workers.
+func (r *Runner) readyPool() *pool {
 	p := &r.pool
 	p.resize(r.World, r.workers())
 	p.minParallel = r.minParallel
-	p.prewake(len(r.World.Agents()))
+	return p
 }
 
 // decideParallel fills r.obsList and r.decisions for this decision point
@@ -384,9 +389,7 @@ func (r *Runner) wakeAhead() {
 func (r *Runner) decideParallel(ctx context.Context, tick int) error {
 	w := r.World
 	agents := w.Agents()
-	p := &r.pool
-	p.resize(w, r.workers())
-	p.minParallel = r.minParallel
+	p := r.readyPool()
 	n := len(agents)
 	p.prewake(n) // the first run's, which has one call per agent or per living one
 	defer p.release()

@@ -41,17 +41,9 @@ func (w *World) nearBodies(x, z, reach float64, self int, dst []body) []body {
 		// A row's cells are contiguous in the obstacles' lists.
 		obs = append(obs, g.obsIdx[g.obsStart[lo]:g.obsStart[hi+1]]...)
 		for c := lo; c <= hi; c++ {
-			cell := &g.agents[c]
-			for _, i := range cell.ids[:min(cell.n, cellCap)] {
+			for _, i := range g.agents[c] {
 				if int(i) != self {
 					agents = append(agents, i)
-				}
-			}
-			if cell.n > cellCap {
-				for _, i := range g.extra[c] {
-					if int(i) != self {
-						agents = append(agents, i)
-					}
 				}
 			}
 		}
@@ -67,18 +59,6 @@ func (w *World) nearBodies(x, z, reach float64, self int, dst []body) []body {
 		dst = append(dst, g.obsBody[i])
 	}
 	return dst
-}
-
-// cellCap is how many agents a broad-phase cell holds in place; an agent's
-// radius is a quarter of a cell at most in the built-in scenarios, so a
-// cell holds more only in a crowd.
-const cellCap = 7
-
-// agentCell is a broad-phase cell's first cellCap agents and their number
-// (32 bytes: two cells to a cache line).
-type agentCell struct {
-	n   int32
-	ids [cellCap]int32
 }
 
 // sortShort sorts a short list of indices and drops repeats.
@@ -114,16 +94,11 @@ type bodyGrid struct {
 	// The obstacles of cell c (row-major) are obsIdx[obsStart[c]:obsStart[c+1]].
 	obsStart []int32
 	obsIdx   []int32
-	obsBody  []body // by obstacle: its collider
-	// The agents of cell c (row-major), in no particular order: the first
-	// cellCap in agents[c], in place, so that a lookup reads one cache line
-	// per cell rather than a slice and what it points to; the rest, in the
-	// rare crowded cell, in extra[c].
-	agents []agentCell
-	extra  [][]int32
-	pos    [][2]float64 // by agent: where it was last placed (x, z)
-	spans  [][4]int     // by agent: the cells it is in; placed: whether it is
-	placed []bool
+	obsBody  []body       // by obstacle: its collider
+	agents   [][]int32    // per cell (row-major)
+	pos      [][2]float64 // by agent: where it was last placed (x, z)
+	spans    [][4]int     // by agent: the cells it is in; placed: whether it is
+	placed   []bool
 }
 
 // init sizes the grid as resolv's Space and copies its obstacles, for n
@@ -140,8 +115,7 @@ func (g *bodyGrid) init(sp *resolv.Space, n int, obstacles []*Obstacle, b Bounds
 		g.rows++
 	}
 	g.obsStart = make([]int32, g.cols*g.rows+1)
-	g.agents = make([]agentCell, g.cols*g.rows)
-	g.extra = nil
+	g.agents = make([][]int32, g.cols*g.rows)
 	for cz := range g.rows {
 		for cx := range g.cols {
 			for _, s := range sp.Cell(cx, cz).Shapes {
@@ -197,60 +171,21 @@ func (g *bodyGrid) unplace(i int) {
 func (g *bodyGrid) add(i int, span [4]int) {
 	for cz := span[1]; cz <= span[3]; cz++ {
 		for cx := span[0]; cx <= span[2]; cx++ {
-			c := cz*g.cols + cx
-			cell := &g.agents[c]
-			if cell.n < cellCap {
-				cell.ids[cell.n] = int32(i)
-			} else {
-				if g.extra == nil {
-					g.extra = make([][]int32, len(g.agents))
-				}
-				g.extra[c] = append(g.extra[c], int32(i))
-			}
-			cell.n++
+			g.agents[cz*g.cols+cx] = append(g.agents[cz*g.cols+cx], int32(i))
 		}
 	}
 }
 
-// remove unregisters agent i from the cells of span, moving the cell's last
-// agent into its place.
+// remove unregisters agent i from the cells of span.
 func (g *bodyGrid) remove(i int, span [4]int) {
 	for cz := span[1]; cz <= span[3]; cz++ {
 		for cx := span[0]; cx <= span[2]; cx++ {
 			c := cz*g.cols + cx
-			cell := &g.agents[c]
-			var last int32
-			if cell.n > cellCap {
-				x := g.extra[c]
-				last, g.extra[c] = x[len(x)-1], x[:len(x)-1]
-			} else if cell.n > 0 {
-				last = cell.ids[cell.n-1]
-			} else {
-				continue
-			}
-			cell.n--
-			if last == int32(i) {
-				continue
-			}
-			if k := slices.Index(cell.ids[:min(cell.n, cellCap)], int32(i)); k >= 0 {
-				cell.ids[k] = last
-			} else if cell.n > cellCap {
-				if k := slices.Index(g.extra[c], int32(i)); k >= 0 {
-					g.extra[c][k] = last
-				}
+			if k := slices.Index(g.agents[c], int32(i)); k >= 0 {
+				g.agents[c] = slices.Delete(g.agents[c], k, k+1)
 			}
 		}
 	}
-}
-
-// cellAgents appends the agents registered in cell c to dst.
-func (g *bodyGrid) cellAgents(c int, dst []int32) []int32 {
-	cell := &g.agents[c]
-	dst = append(dst, cell.ids[:min(cell.n, cellCap)]...)
-	if cell.n > cellCap {
-		dst = append(dst, g.extra[c]...)
-	}
-	return dst
 }
 
 // push moves a circle of radius r centred at (x, z) out of the body, if they

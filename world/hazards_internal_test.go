@@ -93,3 +93,15 @@ func TestHazardRadiusMustBeFinite(t *testing.T) {
 		require.ErrorContains(t, err, "radius must be positive and finite", "radius %g", r)
 	}
 }
+
+// TestNearCoversAHugeRadius: near, for a radius far past the grid (as a
+// hostile scenario may give a hazard; agents cannot spawn inside one, so only
+// the index sees it), marks every bucket, rather than overflowing to none.
+func TestNearCoversAHugeRadius(t *testing.T) {
+	for _, r := range []float64{500, 1e300} {
+		g := newBucketGrid(Bounds{MinX: -60, MinZ: -60, MaxX: 60, MaxZ: 60}, 10)
+		g.insert(0, Vec3{50, 0, 50})
+		near := g.near(r)
+		require.NotContains(t, near, false, "radius %g", r)
+	}
+}

@@ -41,7 +41,9 @@ func (g *bucketGrid) bucket(x, z float64) int {
 // call visits is empty.
 func (g *bucketGrid) near(r float64) []bool {
 	near := make([]bool, len(g.cells))
-	k := int(math.Ceil(r*g.inv)) + 1
+	// Within k buckets of one that holds an index; no more than the grid,
+	// however wide r (a huge radius would overflow the conversion).
+	k := int(math.Min(math.Ceil(r*g.inv), float64(max(g.cols, g.rows)))) + 1
 	for c, cell := range g.cells {
 		if len(cell) == 0 {
 			continue

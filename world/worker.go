@@ -1,10 +1,6 @@
 package world
 
-import (
-	"math"
-
-	"github.com/arena-sim/arena/nav"
-)
+import "github.com/arena-sim/arena/nav"
 
 // A Worker builds observations and plans paths for a world on a goroutine
 // other than the tick goroutine, with scratch memory of its own, so that the
@@ -90,7 +86,7 @@ func (k *Worker) PlanMove(a *Agent, target Vec3, speedMul float64) {
 	}
 	path, err := w.planPath(k.planner, a.Pos, target)
 	a.plan = plannedPath{valid: true, tick: w.tick, from: a.Pos, to: target, path: path, err: err}
-	if err == nil && speedMul >= minSpeedMul && !math.IsInf(speedMul, 0) {
+	if err == nil { // MoveTo refuses a speed out of range before it looks at the data
 		p := &a.plan
 		p.speed, p.capped = w.moveSpeed(a, speedMul)
 		p.data = w.moveData(a.Pos, target, path, p.speed, p.capped)
