@@ -249,6 +249,11 @@ func benchWorld(ctx context.Context, opt benchworld.Options, ticks, workers int,
 			profErr = startCPU()
 		}
 	}
+	// Building the world left garbage that the collector would otherwise
+	// mark and sweep during the first ticks, on the core a second worker
+	// needs: collect it before the clock starts, as the testing package
+	// does before a benchmark.
+	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	if prof.CPU != "" && prof.CPUFrom == 0 {

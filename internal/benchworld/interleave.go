@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -106,6 +107,10 @@ func Interleave(ctx context.Context, t Twins) (Interleaved, error) {
 		r.MaxTicks = w.Tick() + t.Ticks
 		sides[i] = twin{w: w, r: r, n: t.Ticks, baton: make(chan struct{}, 1)}
 	}
+	// Building the worlds left garbage that the collector would otherwise
+	// mark and sweep during the first turns, on the core the second worker
+	// needs: collect it now, as the testing package does before a benchmark.
+	runtime.GC()
 	first := 0
 	if t.AgainstFirst {
 		first = 1
