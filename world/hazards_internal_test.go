@@ -105,3 +105,35 @@ func TestNearCoversAHugeRadius(t *testing.T) {
 		require.NotContains(t, near, false, "radius %g", r)
 	}
 }
+
+// TestAHazardLeftByAJumpIsLeft moves an agent at once from inside a hazard
+// to a bucket far from every hazard (as a component may): the step must
+// still see that it left, so that coming back enters the hazard again.
+func TestAHazardLeftByAJumpIsLeft(t *testing.T) {
+	b := Bounds{MinX: -100, MinZ: -100, MaxX: 100, MaxZ: 100}
+	w, err := New(Config{Name: "jump", Seed: 1, CellSize: 0.5, Bounds: b,
+		Hazards: []HazardSpec{{Name: "pit", X: -80, Z: -80, Radius: 3, DamagePerSecond: 0.01, EntryDamage: 1}},
+		Agents:  []AgentSpec{{ID: "a", X: 80, Z: 80}}})
+	require.NoError(t, err)
+	a := w.agents[0]
+	require.False(t, w.hazardNear[w.hazardIdx.bucket(80, 80)], "the far corner must be far from the hazard")
+	entries := func() int {
+		n := 0
+		for _, e := range w.TakeEvents() {
+			if e.Type == "hazard_entered" {
+				n++
+			}
+		}
+		return n
+	}
+	for round := range 2 {
+		w.setPos(a, -80, -80)
+		w.Step()
+		require.Equal(t, []int{0}, a.inHazards, "round %d", round)
+		require.Equal(t, 1, entries(), "round %d: entering the pit", round)
+		w.setPos(a, 80, 80)
+		w.Step()
+		require.Empty(t, a.inHazards, "round %d: the agent left the pit", round)
+		require.Zero(t, entries(), "round %d", round)
+	}
+}

@@ -66,3 +66,46 @@ func TestMortonInterleaves(t *testing.T) {
 	require.Equal(t, uint64(0b1011), morton(0b01, 0b11))
 	require.Equal(t, uint64(0xffffffff), morton(0xffff, 0xffff))
 }
+
+// TestObservedResourcesMatchAScan checks the resources in observations
+// against a scan of every resource (within the perception radius and in
+// sight), on a map where most buckets around an agent hold resources out of
+// its range: the index's copies of their positions must filter exactly as
+// the resources' own.
+func TestObservedResourcesMatchAScan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	b := Bounds{MinX: -60, MinZ: -40, MaxX: 70, MaxZ: 50}
+	cfg := Config{Name: "resources", Seed: 7, CellSize: 0.5, Bounds: b}
+	for i := range 12 {
+		cfg.Obstacles = append(cfg.Obstacles, ObstacleSpec{Name: fmt.Sprintf("rock%d", i), ObstacleType: "rock",
+			X: b.MinX + rng.Float64()*b.Width(), Z: b.MinZ + rng.Float64()*b.Depth(), Radius: 1 + rng.Float64()})
+	}
+	for i := range 300 {
+		cfg.Resources = append(cfg.Resources, ResourceSpec{Name: fmt.Sprintf("r%d", i), ResourceType: "wood",
+			X: b.MinX + rng.Float64()*b.Width(), Z: b.MinZ + rng.Float64()*b.Depth()})
+	}
+	for i := range 30 {
+		cfg.Agents = append(cfg.Agents, AgentSpec{ID: fmt.Sprintf("a%d", i),
+			X: b.MinX + rng.Float64()*b.Width(), Z: b.MinZ + rng.Float64()*b.Depth()})
+	}
+	w, err := New(cfg)
+	require.NoError(t, err)
+	radius := w.rules.PerceptionRadius
+	seen := 0
+	for _, a := range w.agents {
+		var want []string
+		for _, r := range w.resources {
+			d := GroundDist(a.Pos, r.Pos)
+			if d <= radius && w.lineOfSight(a.Pos, r.Pos, d) {
+				want = append(want, r.Name)
+			}
+		}
+		var got []string
+		for _, e := range w.Observe(a).NearbyResources {
+			got = append(got, e.Name)
+		}
+		require.ElementsMatch(t, want, got, "%s at %v", a.ID, a.Pos)
+		seen += len(got)
+	}
+	require.Greater(t, seen, 30, "too few resources in view to test anything")
+}

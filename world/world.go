@@ -37,13 +37,15 @@ type World struct {
 	points    []*CapturePoint
 	names     map[string]entityRef
 
-	resourceIdx, stationIdx, hazardIdx, obstacleIdx *bucketGrid
-	agentIdx                                        *agentGrid
-	agentIdxDirty                                   bool
-	maxHazardRadius, maxObstacleExtent              float64
+	resourceIdx                        *pointGrid
+	stationIdx, hazardIdx, obstacleIdx *bucketGrid
+	agentIdx                           *agentGrid
+	agentIdxDirty                      bool
+	maxHazardRadius, maxObstacleExtent float64
 	// hazardNear is, by bucket of hazardIdx, whether an agent there could
 	// be inside a hazard (the hazards never move).
-	hazardNear []bool
+	hazardNear   []bool
+	hazardAgents []bool // by agent: whether it is in a hazard (len(inHazards) > 0)
 	// obstacleGeo is, by obstacle, where it is and its extent: what
 	// observations test every obstacle near an agent against, packed so
 	// that a crowd of obstacles takes a few cache lines.
@@ -233,7 +235,7 @@ func (w *World) inside(kind, name string, x, z float64) error {
 func (w *World) addEntities(cfg Config) error {
 	bucket := math.Max(w.rules.PerceptionRadius, 4)
 	agentBucket := math.Max(w.rules.PerceptionRadius/2, 2)
-	w.resourceIdx = newBucketGrid(w.bounds, bucket)
+	w.resourceIdx = newPointGrid(w.bounds, bucket)
 	w.stationIdx = newBucketGrid(w.bounds, bucket)
 	w.hazardIdx = newBucketGrid(w.bounds, bucket)
 	w.obstacleIdx = newBucketGrid(w.bounds, bucket)
@@ -512,7 +514,7 @@ func (w *World) kill(a *Agent, cause string) {
 	w.cancelAction(a)
 	a.Vel = Vec3{}
 	a.status = ActionStatus{Status: "dead", Detail: "killed by " + cause}
-	a.inHazards = a.inHazards[:0]
+	a.inHazards, w.hazardAgents[a.index] = a.inHazards[:0], false
 	w.grid.unplace(a.index)
 	w.agentIdxDirty = true
 	w.Publish(Event{Type: "agent_died", Agent: a.ID, Data: map[string]any{"cause": cause}})
