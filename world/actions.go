@@ -395,7 +395,7 @@ func (w *World) visibleNames(a *Agent, kind entityKind, dst []string) []string {
 			}
 		}
 	case kindResource:
-		w.resourceIdx.each(x, z, r, func(e pointEntry) { try(w.resources[e.idx].Name, int(e.idx)) })
+		w.resourceIdx.each(x, z, r, func(i int) { try(w.resources[i].Name, i) })
 	case kindStation:
 		w.stationIdx.each(x, z, r, func(i int) { try(w.stations[i].Name, i) })
 	case kindHazard:

@@ -176,18 +176,13 @@ func (w *World) LineOfSight(from, to Vec3) bool {
 
 func (v *viewer) resources(dst []EntityView) []EntityView {
 	w := v.w
-	w.resourceIdx.each(v.self.Pos[0], v.self.Pos[2], v.radius, func(e pointEntry) {
-		// visible's first test, on the index's copy of the position: a
-		// resource out of range costs no cache line of its own.
-		if groundDist2(v.self.Pos, Vec3{e.x, 0, e.z}) > v.radius*v.radius {
-			return
-		}
-		r := w.resources[e.idx]
+	w.resourceIdx.each(v.self.Pos[0], v.self.Pos[2], v.radius, func(i int) {
+		r := w.resources[i]
 		if r.Collected {
 			return
 		}
 		if d, ok := v.visible(r.Pos); ok {
-			v.add(d, r.Name, int(e.idx))
+			v.add(d, r.Name, i)
 		}
 	})
 	for _, c := range v.sorted() {

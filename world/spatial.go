@@ -99,50 +99,6 @@ func (g *bucketGrid) each(x, z, r float64, fn func(idx int)) {
 	}
 }
 
-// pointGrid is a bucketGrid whose entries carry their point's ground
-// coordinates (copies of the entity's Pos), so that a range test does not
-// touch the entities out of range: on a large map each is a cache miss.
-type pointGrid struct {
-	bucketGrid
-	at [][]pointEntry // per bucket; bucketGrid.cells is unused
-}
-
-type pointEntry struct {
-	idx  int32
-	x, z float64
-}
-
-func newPointGrid(b Bounds, size float64) *pointGrid {
-	g := &pointGrid{bucketGrid: *newBucketGrid(b, size)}
-	g.at = make([][]pointEntry, len(g.cells))
-	g.cells = nil
-	return g
-}
-
-func (g *pointGrid) insert(idx int, p Vec3) {
-	c := g.bucket(p[0], p[2])
-	g.at[c] = append(g.at[c], pointEntry{int32(idx), p[0], p[2]})
-}
-
-func (g *pointGrid) remove(idx int, p Vec3) {
-	c := g.bucket(p[0], p[2])
-	g.at[c] = slices.DeleteFunc(g.at[c], func(e pointEntry) bool { return e.idx == int32(idx) })
-}
-
-// each calls fn for every entry whose bucket overlaps the square around (x,
-// z) of half-side r. Callers filter by exact distance, on the entry's copy
-// of the point.
-func (g *pointGrid) each(x, z, r float64, fn func(e pointEntry)) {
-	x0, z0, x1, z1 := g.span(x, z, r)
-	for cz := z0; cz <= z1; cz++ {
-		for _, cell := range g.at[cz*g.cols+x0 : cz*g.cols+x1+1] {
-			for _, e := range cell {
-				fn(e)
-			}
-		}
-	}
-}
-
 // agentGrid is the living agents' spatial hash, rebuilt after agents move. Each
 // entry carries the agent's ground position, so that range tests do not touch
 // the (large) Agent structs of agents that turn out to be out of range.

@@ -70,8 +70,7 @@ func TestMortonInterleaves(t *testing.T) {
 // TestObservedResourcesMatchAScan checks the resources in observations
 // against a scan of every resource (within the perception radius and in
 // sight), on a map where most buckets around an agent hold resources out of
-// its range: the index's copies of their positions must filter exactly as
-// the resources' own.
+// its range: whatever the resource index skips must be out of view.
 func TestObservedResourcesMatchAScan(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	b := Bounds{MinX: -60, MinZ: -40, MaxX: 70, MaxZ: 50}

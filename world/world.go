@@ -37,11 +37,10 @@ type World struct {
 	points    []*CapturePoint
 	names     map[string]entityRef
 
-	resourceIdx                        *pointGrid
-	stationIdx, hazardIdx, obstacleIdx *bucketGrid
-	agentIdx                           *agentGrid
-	agentIdxDirty                      bool
-	maxHazardRadius, maxObstacleExtent float64
+	resourceIdx, stationIdx, hazardIdx, obstacleIdx *bucketGrid
+	agentIdx                                        *agentGrid
+	agentIdxDirty                                   bool
+	maxHazardRadius, maxObstacleExtent              float64
 	// hazardNear is, by bucket of hazardIdx, whether an agent there could
 	// be inside a hazard (the hazards never move).
 	hazardNear   []bool
@@ -235,7 +234,7 @@ func (w *World) inside(kind, name string, x, z float64) error {
 func (w *World) addEntities(cfg Config) error {
 	bucket := math.Max(w.rules.PerceptionRadius, 4)
 	agentBucket := math.Max(w.rules.PerceptionRadius/2, 2)
-	w.resourceIdx = newPointGrid(w.bounds, bucket)
+	w.resourceIdx = newBucketGrid(w.bounds, bucket)
 	w.stationIdx = newBucketGrid(w.bounds, bucket)
 	w.hazardIdx = newBucketGrid(w.bounds, bucket)
 	w.obstacleIdx = newBucketGrid(w.bounds, bucket)
