@@ -55,7 +55,7 @@ const waitMargin = 1.5
 
 // NewCrafter creates a crafter for one agent.
 func NewCrafter(info Info) *Crafter {
-	return &Crafter{explorer: newExplorer(info, botRand(info))}
+	return &Crafter{explorer: newExplorer(info, botRand(info)), avoid: avoidList{}}
 }
 
 func (c *Crafter) move(to world.Vec3, why, reason string) world.Decision {

@@ -22,7 +22,7 @@ type Forager struct {
 
 // NewForager creates a forager for one agent.
 func NewForager(info Info) *Forager {
-	return &Forager{explorer: newExplorer(info, botRand(info))}
+	return &Forager{explorer: newExplorer(info, botRand(info)), avoid: avoidList{}}
 }
 
 func (f *Forager) move(to world.Vec3, why, reason string) world.Decision {

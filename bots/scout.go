@@ -200,38 +200,24 @@ type knownResource struct {
 // after failing to reach or use them, by the tick until which it skips each.
 // It drops the names whose time is up as it adds others, so it holds no more
 // than the failures of the last avoidTicks ticks, however long the run.
-// The zero value skips nothing.
-type avoidList struct {
-	until map[string]int
-	// last is the latest tick any name is skipped until: from then on
-	// nothing is, and avoided answers without reading the map (on a large
-	// map, each bot's map costs a cache miss or two a tick).
-	last int
-}
+type avoidList map[string]int
 
 // avoidTicks is how long a bot skips what it failed to reach or use.
 const avoidTicks = 100
 
 // skip skips name from tick for avoidTicks ticks.
-func (l *avoidList) skip(name string, tick int) {
-	if l.until == nil {
-		l.until = map[string]int{}
-	}
-	for n, until := range l.until {
+func (l avoidList) skip(name string, tick int) {
+	for n, until := range l {
 		if until <= tick {
-			delete(l.until, n)
+			delete(l, n)
 		}
 	}
-	l.until[name] = tick + avoidTicks
-	l.last = max(l.last, tick+avoidTicks)
+	l[name] = tick + avoidTicks
 }
 
 // avoided reports whether name is skipped at tick.
-func (l *avoidList) avoided(name string, tick int) bool {
-	if tick >= l.last {
-		return false
-	}
-	until, ok := l.until[name]
+func (l avoidList) avoided(name string, tick int) bool {
+	until, ok := l[name]
 	return ok && tick < until
 }
 

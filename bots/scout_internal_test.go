@@ -68,7 +68,7 @@ func TestExplorerOnASmallWorldVisitsEveryCell(t *testing.T) {
 // ticks from its failure, and a bot failing on a new name every tick for a
 // long run holds only the names of the last avoidTicks ticks.
 func TestAvoidListForgetsWhatItNoLongerSkips(t *testing.T) {
-	var l avoidList
+	l := avoidList{}
 	l.skip("r1", 10)
 	require.True(t, l.avoided("r1", 10))
 	require.True(t, l.avoided("r1", 10+avoidTicks-1))
@@ -76,7 +76,7 @@ func TestAvoidListForgetsWhatItNoLongerSkips(t *testing.T) {
 	require.False(t, l.avoided("r2", 10))
 	for tick := range 20 * avoidTicks {
 		l.skip(fmt.Sprintf("r%d", tick), tick)
-		require.LessOrEqual(t, len(l.until), avoidTicks)
+		require.LessOrEqual(t, len(l), avoidTicks)
 	}
 	last := 20*avoidTicks - 1
 	for tick := last - avoidTicks + 1; tick <= last; tick++ {
