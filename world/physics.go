@@ -124,7 +124,6 @@ func (w *World) buildPhysics(specs []AgentSpec) error {
 	withResolv(func() {
 		w.grid.init(w.obstacleSpace(), len(w.agents), w.obstacles, w.bounds)
 	})
-	w.hazardAgents = make([]bool, len(w.agents))
 	for _, a := range w.agents {
 		x, z, ok := w.freeSpot(a)
 		if !ok {
@@ -358,12 +357,8 @@ func (w *World) stepHazards() {
 		return
 	}
 	var inside [8]int
-	g := &w.grid
-	for i, a := range w.agents {
-		// The broad phase's placed and pos are a.Alive and a.Pos, packed, and
-		// hazardAgents is len(a.inHazards) > 0: an agent far from every hazard
-		// costs no cache line of its own.
-		if !g.placed[i] || !w.hazardAgents[i] && !w.hazardNear[w.hazardIdx.bucket(g.pos[i][0], g.pos[i][1])] {
+	for _, a := range w.agents {
+		if !a.Alive || len(a.inHazards) == 0 && !w.hazardNear[w.hazardIdx.bucket(a.Pos[0], a.Pos[2])] {
 			continue // in none before, and none is near enough to be in now
 		}
 		now := inside[:0]
@@ -392,7 +387,6 @@ func (w *World) stepHazards() {
 		}
 		if a.Alive {
 			a.inHazards = append(a.inHazards[:0], now...)
-			w.hazardAgents[i] = len(now) > 0
 		}
 	}
 }

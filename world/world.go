@@ -43,8 +43,7 @@ type World struct {
 	maxHazardRadius, maxObstacleExtent              float64
 	// hazardNear is, by bucket of hazardIdx, whether an agent there could
 	// be inside a hazard (the hazards never move).
-	hazardNear   []bool
-	hazardAgents []bool // by agent: whether it is in a hazard (len(inHazards) > 0)
+	hazardNear []bool
 	// obstacleGeo is, by obstacle, where it is and its extent: what
 	// observations test every obstacle near an agent against, packed so
 	// that a crowd of obstacles takes a few cache lines.
@@ -513,7 +512,7 @@ func (w *World) kill(a *Agent, cause string) {
 	w.cancelAction(a)
 	a.Vel = Vec3{}
 	a.status = ActionStatus{Status: "dead", Detail: "killed by " + cause}
-	a.inHazards, w.hazardAgents[a.index] = a.inHazards[:0], false
+	a.inHazards = a.inHazards[:0]
 	w.grid.unplace(a.index)
 	w.agentIdxDirty = true
 	w.Publish(Event{Type: "agent_died", Agent: a.ID, Data: map[string]any{"cause": cause}})
