@@ -22,6 +22,13 @@ type Controller interface {
 	Decide(ctx context.Context, obs *world.Observation) world.Decision
 }
 
+// A Prefetcher is a Controller whose state is worth asking the processor
+// for ahead of Decide, in a loop over thousands of agents (see
+// World.PrefetchObserve): Prefetch only brings it into the caches.
+type Prefetcher interface {
+	Prefetch()
+}
+
 // Gatherer collects the decisions of one decision point. The runner calls it
 // on the world's own goroutine, with the observation of every living agent (nil
 // for dead ones), so it may read the world (to answer mid-turn queries, say)
@@ -241,6 +248,17 @@ func (r *Runner) concurrentController(i int) Controller {
 	return nil
 }
 
+// prefetch asks for what observing the agents of order after order[j], and
+// their controllers deciding, will read (World.PrefetchObserve).
+func (r *Runner) prefetch(order []int, j int) {
+	r.World.PrefetchObserve(order, j)
+	if k := j + world.PrefetchAhead; k < len(order) && order[k] < len(r.ctrls) {
+		if p, ok := r.ctrls[order[k]].(Prefetcher); ok {
+			p.Prefetch()
+		}
+	}
+}
+
 // byIndex is the Gatherer of in-process agents by agent index (Runner.ctrls):
 // Controllers without a map lookup per agent.
 type byIndex []Controller
@@ -339,7 +357,8 @@ func (r *Runner) step(ctx context.Context, period int) (TickRecord, error) {
 			// World.ObserveOrder); the observations are the same.
 			scratch := !r.keepsAll()
 			r.order = w.ObserveOrder(r.order[:0])
-			for _, i := range r.order {
+			for j, i := range r.order {
+				r.prefetch(r.order, j)
 				if scratch {
 					if c := r.concurrentController(i); c != nil {
 						// Not kept: decided on at once.

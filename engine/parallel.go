@@ -440,6 +440,7 @@ func (r *Runner) decideParallel(ctx context.Context, tick int) error {
 		r.order = w.ObserveOrder(r.order[:0])
 		order := r.order
 		p.run(len(order), func(k *worker, j int) {
+			r.prefetch(order, j)
 			i := order[j]
 			o := obs[i]
 			if o == nil {

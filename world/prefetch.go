@@ -1,0 +1,69 @@
+package world
+
+import (
+	"unsafe"
+
+	"github.com/arena-sim/arena/internal/prefetch"
+)
+
+// PrefetchAhead is how many places ahead of the agent being observed
+// PrefetchObserve asks for the first of its stages; a caller that has
+// state of its own per agent (a controller) asks for it that far ahead too.
+const PrefetchAhead = 4
+
+// PrefetchObserve asks the processor for what observing the agents soon
+// after order[j] will read, in a loop that observes order[j] next. On a large
+// world the agents' structures are cold by the time their turn comes in a
+// tick, and each is reached through a pointer the hardware cannot guess, so
+// observing one would wait on memory several times in turn. The three
+// stages follow the pointers one level each, by which time the previous
+// stage's lines have come: the lines of order[j+4] itself, the heads of what
+// order[j+2] points to (its inventory, path, inbox and list of nearby
+// obstacles), and the entries of order[j+1]'s inventory. It changes nothing:
+// a prefetch has no effect but on time (docs/performance.md, session 27).
+func (w *World) PrefetchObserve(order []int, j int) {
+	n := len(order)
+	if k := j + PrefetchAhead; k < n {
+		prefetch.Of(w.agents[order[k]])
+	}
+	if k := j + PrefetchAhead/2; k < n {
+		a := w.agents[order[k]]
+		prefetch.Bytes(mapHead(a.Inventory), 1)
+		if p := a.action.path; len(p) > 0 {
+			prefetch.Bytes(unsafe.Pointer(unsafe.SliceData(p)), min(uintptr(len(p)), 4)*unsafe.Sizeof(p[0]))
+		}
+		if m := a.inbox; len(m) > 0 {
+			prefetch.Bytes(unsafe.Pointer(unsafe.SliceData(m)), unsafe.Sizeof(m[0]))
+		}
+		if c := a.nearObstacles.idx; len(c) > 0 {
+			prefetch.Bytes(unsafe.Pointer(unsafe.SliceData(c)), uintptr(len(c))*unsafe.Sizeof(c[0]))
+		}
+	}
+	if k := j + PrefetchAhead/4; k < n {
+		if h := (*swissMap)(mapHead(w.agents[order[k]].Inventory)); h != nil && h.dirLen == 0 {
+			// A map of up to 8 entries is one group: its control word
+			// and its slots.
+			prefetch.Bytes(h.dirPtr, smallInventoryGroup)
+		}
+	}
+}
+
+// mapHead is the runtime's head of a map: what a map value points to.
+func mapHead(m map[string]int) unsafe.Pointer {
+	return *(*unsafe.Pointer)(unsafe.Pointer(&m))
+}
+
+// swissMap is the start of the runtime's map head (internal/runtime/maps.Map
+// since Go 1.24): TestSwissMapHead holds it to the runtime's, so that a Go
+// release that changes it fails a test rather than prefetching the wrong
+// lines.
+type swissMap struct {
+	used   uint64
+	seed   uintptr
+	dirPtr unsafe.Pointer // the group of a small map, else the directory
+	dirLen int            // 0 for a small map
+}
+
+// smallInventoryGroup is the size of the group of a small map[string]int:
+// an 8-byte control word and 8 slots of a key and a value.
+const smallInventoryGroup = 8 + 8*(unsafe.Sizeof("")+unsafe.Sizeof(0))
