@@ -12,6 +12,7 @@ import (
 	"runtime/trace"
 	"slices"
 
+	"github.com/arena-sim/arena/internal/prefetch"
 	"github.com/arena-sim/arena/tools"
 	"github.com/arena-sim/arena/world"
 )
@@ -419,7 +420,14 @@ func (r *Runner) apply(tick int, rec *TickRecord, preps []prepared, results []wo
 			rec.Decisions = make([]DecisionEntry, 0, n)
 		}
 	}
-	for _, i := range r.order {
+	for j, i := range r.order {
+		if k := j + world.PrefetchAhead; k < len(r.order) {
+			// In a shuffled order: neither the decisions nor the agents
+			// come in a pattern the processor can guess.
+			n := r.order[k]
+			prefetch.Of(&decisions[n])
+			prefetch.Of(agents[n])
+		}
 		d := decisions[i]
 		if d.Tool == "" {
 			continue

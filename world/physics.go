@@ -220,7 +220,8 @@ func (w *World) noPathResult(tool string, to Vec3, err error) ActionResult {
 // so that agents slide along obstacles and never overlap each other.
 func (w *World) stepMovement() {
 	moved := false
-	for _, a := range w.agents {
+	for i, a := range w.agents {
+		w.prefetchWalk(i)
 		if !a.Alive || a.action.kind != actMove {
 			a.Vel = Vec3{}
 			continue

@@ -67,3 +67,18 @@ type swissMap struct {
 // smallInventoryGroup is the size of the group of a small map[string]int:
 // an 8-byte control word and 8 slots of a key and a value.
 const smallInventoryGroup = 8 + 8*(unsafe.Sizeof("")+unsafe.Sizeof(0))
+
+// prefetchWalk asks for what the world step will read of the agents after
+// the i-th: the lines of the agent PrefetchAhead places on, and the path of
+// the one half as far (read through the agent, whose lines have come).
+func (w *World) prefetchWalk(i int) {
+	if k := i + PrefetchAhead; k < len(w.agents) {
+		prefetch.Of(w.agents[k])
+	}
+	if k := i + PrefetchAhead/2; k < len(w.agents) {
+		if a := w.agents[k]; a.action.kind == actMove && len(a.action.path) > 0 {
+			p := a.action.path
+			prefetch.Bytes(unsafe.Pointer(unsafe.SliceData(p)), min(uintptr(len(p)), 4)*unsafe.Sizeof(p[0]))
+		}
+	}
+}
