@@ -252,6 +252,9 @@ func (r *Runner) concurrentController(i int) Controller {
 // prefetch asks for what observing the agents of order after order[j], and
 // their controllers deciding, will read (World.PrefetchObserve).
 func (r *Runner) prefetch(order []int, j int) {
+	if !r.World.Prefetching() {
+		return
+	}
 	r.World.PrefetchObserve(order, j)
 	if k := j + world.PrefetchAhead; k < len(order) && order[k] < len(r.ctrls) {
 		if p, ok := r.ctrls[order[k]].(Prefetcher); ok {
@@ -420,8 +423,9 @@ func (r *Runner) apply(tick int, rec *TickRecord, preps []prepared, results []wo
 			rec.Decisions = make([]DecisionEntry, 0, n)
 		}
 	}
+	prefetching := w.Prefetching()
 	for j, i := range r.order {
-		if k := j + world.PrefetchAhead; k < len(r.order) {
+		if k := j + world.PrefetchAhead; k < len(r.order) && prefetching {
 			// In a shuffled order: neither the decisions nor the agents
 			// come in a pattern the processor can guess.
 			n := r.order[k]

@@ -22,6 +22,9 @@ const PrefetchAhead = 4
 // obstacles), and the entries of order[j+1]'s inventory. It changes nothing:
 // a prefetch has no effect but on time (docs/performance.md, session 27).
 func (w *World) PrefetchObserve(order []int, j int) {
+	if w.noPrefetch {
+		return
+	}
 	n := len(order)
 	if k := j + PrefetchAhead; k < n {
 		prefetch.Of(w.agents[order[k]])
@@ -48,6 +51,16 @@ func (w *World) PrefetchObserve(order []int, j int) {
 	}
 }
 
+// SetPrefetch turns on (the default) or off the prefetches of observing,
+// applying decisions and stepping: PrefetchObserve, and those the engine
+// makes when Prefetching reports true. They change nothing but time;
+// turning them off measures what they gain (BenchmarkPrefetchGain in
+// internal/benchworld).
+func (w *World) SetPrefetch(on bool) { w.noPrefetch = !on }
+
+// Prefetching reports whether the prefetches are on (SetPrefetch).
+func (w *World) Prefetching() bool { return !w.noPrefetch }
+
 // mapHead is the runtime's head of a map: what a map value points to.
 func mapHead(m map[string]int) unsafe.Pointer {
 	return *(*unsafe.Pointer)(unsafe.Pointer(&m))
@@ -72,6 +85,9 @@ const smallInventoryGroup = 8 + 8*(unsafe.Sizeof("")+unsafe.Sizeof(0))
 // the i-th: the lines of the agent PrefetchAhead places on, and the path of
 // the one half as far (read through the agent, whose lines have come).
 func (w *World) prefetchWalk(i int) {
+	if w.noPrefetch {
+		return
+	}
 	if k := i + PrefetchAhead; k < len(w.agents) {
 		prefetch.Of(w.agents[k])
 	}

@@ -78,6 +78,7 @@ type World struct {
 	required       []requiredMetric // the required metrics but time, in metricNames' order
 	objectiveView  Objective        // what observations show
 	sightSums      []uint16         // summed-area table of the sight grid, modulo 2¹⁶
+	noPrefetch     bool             // SetPrefetch(false)
 	rosterIDs      []string
 	bodyBuf        []body   // scratch for collision
 	recipientBuf   []*Agent // scratch for message delivery

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arena-sim/arena/bots"
 	"github.com/arena-sim/arena/engine"
 	"github.com/arena-sim/arena/internal/benchworld"
 	"github.com/arena-sim/arena/world"
@@ -100,6 +99,3 @@ func BenchmarkWorkersSpeedup(b *testing.B) {
 	b.ReportMetric(p25, "turn-speedup-p25")
 	b.ReportMetric(p75, "turn-speedup-p75")
 }
-
-// The foragers ask for their state ahead of Decide (engine.Prefetcher).
-var _ engine.Prefetcher = (*bots.Forager)(nil)
