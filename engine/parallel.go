@@ -104,6 +104,9 @@ type worker struct {
 	*world.Worker
 	obs  world.Observation
 	call tools.Call // the scratch of the decisions it applies (DecideAhead)
+	// end is the end of the calls it runs now, in a run of the pool:
+	// the others run the calls from end on, at the same time.
+	end int
 }
 
 // resize makes n workers for w, keeping those it has.
@@ -145,6 +148,7 @@ func (p *pool) run(n int, fn func(k *worker, i int), done func(lo, hi int)) {
 		// Waking goroutines would cost more than the work: do it here.
 		p.release()
 		k := p.workers[0]
+		k.end = n
 		for i := range n {
 			fn(k, i)
 			if done != nil {
@@ -177,7 +181,8 @@ func (p *pool) run(n int, fn func(k *worker, i int), done func(lo, hi int)) {
 		} else {
 			c = int(front.Add(1)) - 1
 		}
-		for i := c * chunk; i < min(n, (c+1)*chunk); i++ {
+		k.end = min(n, (c+1)*chunk)
+		for i := c * chunk; i < k.end; i++ {
 			fn(k, i)
 		}
 		return c
@@ -440,7 +445,9 @@ func (r *Runner) decideParallel(ctx context.Context, tick int) error {
 		r.order = w.ObserveOrder(r.order[:0])
 		order := r.order
 		p.run(len(order), func(k *worker, j int) {
-			r.prefetch(order, j)
+			// Not past the chunk: other workers observe those agents
+			// meanwhile, writing what PrefetchObserve reads.
+			r.prefetch(order[:k.end], j)
 			i := order[j]
 			o := obs[i]
 			if o == nil {

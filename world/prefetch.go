@@ -19,8 +19,11 @@ const PrefetchAhead = 4
 // stages follow the pointers one level each, by which time the previous
 // stage's lines have come: the lines of order[j+4] itself, the heads of what
 // order[j+2] points to (its inventory, path, inbox and list of nearby
-// obstacles), and the entries of order[j+1]'s inventory. It changes nothing:
-// a prefetch has no effect but on time (docs/performance.md, session 27).
+// obstacles), and the entries of order[j+1]'s inventory. They read those
+// agents' fields, so no other goroutine may write the agents of order after
+// j meanwhile: a pool of workers passes each the rest of its own chunk. It
+// changes nothing: a prefetch has no effect but on time (docs/performance.md,
+// session 27).
 func (w *World) PrefetchObserve(order []int, j int) {
 	if w.noPrefetch {
 		return
@@ -39,7 +42,7 @@ func (w *World) PrefetchObserve(order []int, j int) {
 			prefetch.Bytes(unsafe.Pointer(unsafe.SliceData(m)), unsafe.Sizeof(m[0]))
 		}
 		if c := a.nearObstacles.idx; len(c) > 0 {
-			prefetch.Bytes(unsafe.Pointer(unsafe.SliceData(c)), uintptr(len(c))*unsafe.Sizeof(c[0]))
+			prefetch.Bytes(unsafe.Pointer(unsafe.SliceData(c)), min(uintptr(len(c)), 64)*unsafe.Sizeof(c[0]))
 		}
 	}
 	if k := j + PrefetchAhead/4; k < n {
