@@ -45,6 +45,16 @@ echo "== go test"
 go test -count=1 ./...
 # internal/tracephases is a module of its own (it needs golang.org/x/exp).
 (cd internal/tracephases && go vet . && go test -count=1 .)
+# internal/prefetch's arm64 assembly: vetted here always, and its tests run
+# under qemu where qemu-aarch64-static is installed (nothing installs it).
+GOARCH=arm64 go vet ./internal/prefetch
+if command -v qemu-aarch64-static >/dev/null 2>&1; then
+  echo "== internal/prefetch on arm64, under qemu"
+  pf=$(mktemp -d)
+  GOARCH=arm64 go test -c -o "$pf/prefetch.test" ./internal/prefetch
+  qemu-aarch64-static "$pf/prefetch.test" -test.count=1
+  rm -rf "$pf"
+fi
 
 if command -v gcc >/dev/null 2>&1; then
   echo "== go test -race"

@@ -25,7 +25,11 @@ type Controller interface {
 
 // A Prefetcher is a Controller whose state is worth asking the processor
 // for ahead of Decide, in a loop over thousands of agents (see
-// World.PrefetchObserve): Prefetch only brings it into the caches.
+// World.PrefetchObserve): Prefetch only brings it into the caches. The
+// runner calls it only for a ConcurrentController that decides
+// concurrently, on the worker goroutine that will decide for it, while
+// other workers decide for other agents: it must not read state that
+// another controller's Decide changes.
 type Prefetcher interface {
 	Prefetch()
 }
@@ -256,7 +260,7 @@ func (r *Runner) prefetch(order []int, j int) {
 		return
 	}
 	r.World.PrefetchObserve(order, j)
-	if k := j + world.PrefetchAhead; k < len(order) && order[k] < len(r.ctrls) {
+	if k := j + world.PrefetchAhead; k < len(order) && order[k] < len(r.ctrls) && r.conc[order[k]] {
 		if p, ok := r.ctrls[order[k]].(Prefetcher); ok {
 			p.Prefetch()
 		}

@@ -58,7 +58,9 @@ func (w *World) PrefetchObserve(order []int, j int) {
 // applying decisions and stepping: PrefetchObserve, and those the engine
 // makes when Prefetching reports true. They change nothing but time;
 // turning them off measures what they gain (BenchmarkPrefetchGain in
-// internal/benchworld).
+// internal/benchworld). Workers read the setting: call it on the tick
+// goroutine between ticks (before Run, or from OnTick), as any other
+// change to the world.
 func (w *World) SetPrefetch(on bool) { w.noPrefetch = !on }
 
 // Prefetching reports whether the prefetches are on (SetPrefetch).

@@ -18,15 +18,21 @@ func TestSwissMapHead(t *testing.T) {
 	require.Equal(t, uint64(2), h.used)
 	require.Zero(t, h.dirLen, "a small map has no directory")
 	require.NotNil(t, h.dirPtr)
-	// The group holds the keys: find "wood"'s bytes among its slots.
+	// The group holds the keys and their values in slots after its control
+	// word: both entries are in two different slots, each key followed by
+	// its value (which pins the slots' size, not only the first's place).
 	group := unsafe.Slice((*byte)(h.dirPtr), smallInventoryGroup)
-	found := false
-	for off := uintptr(8); off+unsafe.Sizeof("") <= smallInventoryGroup; off += unsafe.Sizeof("") + unsafe.Sizeof(0) {
-		if *(*string)(unsafe.Pointer(&group[off])) == "wood" {
-			found = true
+	slot := unsafe.Sizeof("") + unsafe.Sizeof(0)
+	found := map[string]uintptr{}
+	for off := uintptr(8); off+slot <= smallInventoryGroup; off += slot {
+		k := *(*string)(unsafe.Pointer(&group[off]))
+		if n, ok := small[k]; ok {
+			require.Equal(t, n, *(*int)(unsafe.Pointer(&group[off+unsafe.Sizeof("")])), "the value of %q follows it", k)
+			found[k] = off
 		}
 	}
-	require.True(t, found, "the small map's group holds its keys where swissMap says")
+	require.Len(t, found, 2, "the small map's group holds its keys where swissMap says")
+	require.NotEqual(t, found["wood"], found["stone"])
 
 	big := map[string]int{}
 	for i := range 100 {

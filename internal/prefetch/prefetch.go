@@ -16,7 +16,7 @@ func Bytes(p unsafe.Pointer, n uintptr) {
 
 // Of prefetches the cache lines of the value p points to.
 func Of[T any](p *T) {
-	if p != nil {
-		lines(uintptr(unsafe.Pointer(p)), unsafe.Sizeof(*p))
+	if n := unsafe.Sizeof(*p); p != nil && n > 0 {
+		lines(uintptr(unsafe.Pointer(p)), n)
 	}
 }
