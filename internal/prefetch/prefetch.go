@@ -20,3 +20,11 @@ func Of[T any](p *T) {
 		lines(uintptr(unsafe.Pointer(p)), n)
 	}
 }
+
+// Slice prefetches the cache lines of the first elements of s, at most max
+// of them.
+func Slice[T any](s []T, max int) {
+	if n := min(len(s), max); n > 0 {
+		Bytes(unsafe.Pointer(unsafe.SliceData(s)), uintptr(n)*unsafe.Sizeof(s[0]))
+	}
+}

@@ -15,6 +15,9 @@ func TestPrefetchNeverFaults(t *testing.T) {
 	Bytes(nil, 64)
 	Bytes(unsafe.Pointer(&x[1]), 0)
 	Bytes(unsafe.Pointer(&x[1]), 1)
+	Slice(x[:], 2)
+	Slice([]int64(nil), 4)
+	Slice(x[:], 0)
 	// The page at address 4096 is never mapped (Linux and the BSDs keep
 	// the low 64 KB unmapped); the range runs into further unmapped pages.
 	Bytes(unsafe.Add(unsafe.Pointer(nil), 4096), 1<<16+3)
