@@ -392,7 +392,7 @@ func (r *Runner) step(ctx context.Context, period int) (TickRecord, error) {
 		r.wakeAhead()
 	}
 	reg := trace.StartRegion(ctx, "worldstep")
-	w.Step()
+	w.StepWith(r.stepParts())
 	reg.End()
 	rec.Events = w.TakeEvents()
 	if r.Journal != nil || r.Record {

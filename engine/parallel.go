@@ -29,7 +29,15 @@ import (
 //     and workers plan ahead the paths those need;
 //  4. the tick goroutine applies the decisions in the seeded order, but for
 //     those the workers applied as they were made (tools.Registry.DecideAhead:
-//     idle, which commutes with every other decision).
+//     idle, which commutes with every other decision);
+//  5. in the world step, the helpers woken ahead of the next decision point
+//     walk the agents of one part of the map while the tick goroutine walks
+//     the other's (world.World.StepWith: walks whose footprints meet keep
+//     their order).
+//
+// With in-process controllers the helpers, once woken, serve run after run
+// (spinning between them for up to spinLimit, then asleep) until released:
+// at the end of Run, or by ReleaseHelpers.
 //
 // Workers read the world, each with its own scratch (world.Worker), and write
 // only what a Private decision changes of its own agent, which nothing else
@@ -84,6 +92,7 @@ type pool struct {
 type job struct {
 	work   func(k *worker) int
 	report bool
+	left   atomic.Int32 // helpers woken ahead yet to be done with it
 }
 
 // noJob ends a prewake that no run needs.
@@ -145,8 +154,8 @@ const minParallel = 32
 // took 0.05 ms; and the planning ahead took as long on two workers as on one.
 func (p *pool) run(n int, fn func(k *worker, i int), done func(lo, hi int)) {
 	if !p.parallel(n) {
-		// Waking goroutines would cost more than the work: do it here.
-		p.release()
+		// Waking goroutines would cost more than the work: do it here
+		// (helpers woken ahead wait on for the next run).
 		k := p.workers[0]
 		k.end = n
 		for i := range n {
@@ -157,7 +166,11 @@ func (p *pool) run(n int, fn func(k *worker, i int), done func(lo, hi int)) {
 		}
 		return
 	}
-	chunk := max(1, min(maxChunk, n/(4*len(p.workers))))
+	p.runChunks(n, max(1, min(maxChunk, n/(4*len(p.workers)))), fn, done)
+}
+
+// runChunks is run on the helpers, in chunks of chunk calls.
+func (p *pool) runChunks(n, chunk int, fn func(k *worker, i int), done func(lo, hi int)) {
 	chunks := (n + chunk - 1) / chunk
 	if done != nil && cap(p.finished) < chunks {
 		p.finished = make(chan int, chunks)
@@ -187,7 +200,8 @@ func (p *pool) run(n int, fn func(k *worker, i int), done func(lo, hi int)) {
 		}
 		return c
 	}
-	p.start(&job{work: work, report: done != nil}, min(len(p.workers), chunks)-1)
+	j := &job{work: work, report: done != nil}
+	p.start(j, min(len(p.workers), chunks)-1)
 	finished := 0
 	finish := func(c int) {
 		done(c*chunk, min(n, (c+1)*chunk))
@@ -214,7 +228,20 @@ func (p *pool) run(n int, fn func(k *worker, i int), done func(lo, hi int)) {
 	for done != nil && finished < chunks {
 		finish(<-p.finished)
 	}
-	p.wait()
+	p.wait(j)
+}
+
+// parts runs fn(k, i) for i in [0, n) on the helpers woken ahead, one call
+// per chunk, however few (the world step's parts: World.StepWith), or on
+// the calling goroutine when none are.
+func (p *pool) parts(n int, fn func(k *worker, i int)) {
+	if !p.woken || len(p.workers) < 2 {
+		for i := range n {
+			fn(p.workers[0], i)
+		}
+		return
+	}
+	p.runChunks(n, 1, fn, nil)
 }
 
 // parallel reports whether a run of n calls goes to the helpers.
@@ -248,7 +275,19 @@ func (p *pool) prewake(n int) {
 		p.helpers.Go(func() {
 			defer pprof.SetGoroutineLabels(context.Background())
 			pprof.SetGoroutineLabels(workerLabels)
-			p.serve(k, p.awaitJob())
+			// Every run's job until released: a helper woken ahead
+			// serves the runs of the decision point and of the world
+			// step between them.
+			var last *job
+			for {
+				j := p.awaitJob(last)
+				if j == noJob {
+					return
+				}
+				p.serve(k, j)
+				j.left.Add(-1)
+				last = j
+			}
 		})
 	}
 }
@@ -260,13 +299,13 @@ func (p *pool) prewake(n int) {
 // blocks) does not keep a core busy.
 const spinLimit = time.Millisecond
 
-// awaitJob returns the job posted for the helpers woken ahead.
-func (p *pool) awaitJob() *job {
+// awaitJob returns the job posted for the helpers woken ahead after last.
+func (p *pool) awaitJob(last *job) *job {
 	seen := -1
 	for {
 		deadline := time.Now().Add(spinLimit)
 		for {
-			if j := p.posted.Load(); j != nil {
+			if j := p.posted.Load(); j != nil && j != last {
 				return j
 			}
 			if time.Now().After(deadline) {
@@ -279,11 +318,11 @@ func (p *pool) awaitJob() *job {
 			seen = p.nudges
 		}
 		p.asleep++
-		for p.posted.Load() == nil && p.nudges == seen {
+		for j := p.posted.Load(); (j == nil || j == last) && p.nudges == seen; j = p.posted.Load() {
 			p.parked.Wait()
 		}
 		p.asleep--
-		if p.posted.Load() == nil {
+		if j := p.posted.Load(); j == nil || j == last {
 			p.rewoken++
 		}
 		seen = p.nudges
@@ -303,6 +342,7 @@ func (p *pool) nudge() {
 // part; those that find no chunk left return), or to n new ones.
 func (p *pool) start(j *job, n int) {
 	if p.woken {
+		j.left.Store(int32(len(p.workers) - 1))
 		p.posted.Store(j)
 		p.nudge()
 		return
@@ -331,16 +371,24 @@ func (p *pool) serve(k *worker, j *job) {
 // in between, in a component's code, say), so that no helper spins on.
 func (p *pool) release() {
 	if p.woken {
-		p.start(noJob, 0)
-		p.wait()
+		p.posted.Store(noJob)
+		p.nudge()
+		p.helpers.Wait()
+		p.woken = false
 	}
 }
 
-// wait returns once the helpers have; the next run starts its own unless
-// woken ahead again.
-func (p *pool) wait() {
+// wait returns once the helpers are done with j: those woken ahead have
+// taken it and found no chunk left; those started for it have returned,
+// and the next run starts its own.
+func (p *pool) wait(j *job) {
+	if p.woken {
+		for j.left.Load() > 0 {
+			runtime.Gosched()
+		}
+		return
+	}
 	p.helpers.Wait()
-	p.woken = false
 }
 
 var workerLabels = pprof.WithLabels(context.Background(), pprof.Labels("tick", "worker"))
@@ -381,6 +429,23 @@ func (r *Runner) wakeAhead() {
 	r.readyPool().prewake(len(r.World.Agents()))
 }
 
+// minParallelWalks is the fewest agents whose walks go to the helpers.
+const minParallelWalks = 256
+
+// stepParts is the world step's PartRunner: the helpers woken ahead of the
+// next decision point (wakeAhead) walk one part of the map while the tick
+// goroutine walks the other (World.StepWith); nil when none are woken or
+// the world has too few agents to gain.
+func (r *Runner) stepParts() world.PartRunner {
+	p := &r.pool
+	if !p.woken || len(r.World.Agents()) < cmp.Or(r.minParallel, minParallelWalks) {
+		return nil
+	}
+	return func(n int, fn func(k *world.Worker, i int)) {
+		p.parts(n, func(k *worker, i int) { fn(k.Worker, i) })
+	}
+}
+
 // readyPool sizes the pool for the runner's world and workers.
 func (r *Runner) readyPool() *pool {
 	p := &r.pool
@@ -397,7 +462,12 @@ func (r *Runner) decideParallel(ctx context.Context, tick int) error {
 	p := r.readyPool()
 	n := len(agents)
 	p.prewake(n) // the first run's, which has one call per agent or per living one
-	defer p.release()
+	if r.Gatherer != nil {
+		// Its decision points wait on clients, whom spinning helpers
+		// would take a core from; in-process ones keep their helpers
+		// for the world step and the next decision point (wakeAhead).
+		defer p.release()
+	}
 	r.decisions = append(r.decisions[:0], make([]world.Decision, n)...)
 	decisions := r.decisions
 	p.preps = slices.Grow(p.preps[:0], n)[:n]

@@ -13,9 +13,10 @@ import (
 
 // TestPoolRunsEveryCallOnceWokenAheadOrNot checks the pool's runs: every
 // call made exactly once and every chunk finished, for runs whose helpers
-// were woken ahead (prewake) and runs that start their own, for a run too
-// small for the helpers after a prewake (which must release them), and
-// with more helpers than chunks.
+// were woken ahead (prewake), which serve run after run until released, and
+// runs that start their own, for a run too small for the helpers after a
+// prewake (done on the calling goroutine, the helpers waiting on), and with
+// more helpers than chunks.
 func TestPoolRunsEveryCallOnceWokenAheadOrNot(t *testing.T) {
 	w := testutil.World(t, testutil.Config())
 	for _, workers := range []int{2, 3, 8} {
@@ -37,10 +38,17 @@ func TestPoolRunsEveryCallOnceWokenAheadOrNot(t *testing.T) {
 				require.EqualValues(t, 1, calls[i].Load(), "workers %d, %+v: call %d", workers, tc, i)
 				require.Equal(t, 1, finished[i], "workers %d, %+v: chunk of %d finished once", workers, tc, i)
 			}
-			require.False(t, p.woken, "a run ends a prewake")
-			p.run(tc.n, func(k *worker, i int) { calls[i].Add(1) }, nil) // and the next starts its own
+			require.Equal(t, tc.prewake >= p.minParallel, p.woken, "helpers woken ahead serve the next run too")
+			p.run(tc.n, func(k *worker, i int) { calls[i].Add(1) }, nil)
 			for i := range tc.n {
 				require.EqualValues(t, 2, calls[i].Load())
+			}
+			p.release()
+			require.False(t, p.woken)
+			p.helpers.Wait()                                             // returns: no helper is left
+			p.run(tc.n, func(k *worker, i int) { calls[i].Add(1) }, nil) // and the next starts its own
+			for i := range tc.n {
+				require.EqualValues(t, 3, calls[i].Load())
 			}
 		}
 	}
@@ -117,12 +125,49 @@ func TestPoolHelpersAsleepTakeTheirJob(t *testing.T) {
 			case <-time.After(10 * time.Second):
 				t.Fatal("the run did not end: a helper asleep was never woken")
 			}
-			require.False(t, p.woken)
+			require.Equal(t, !tc.cancel, p.woken, "helpers woken ahead serve until released")
+			p.release()
 			if !tc.cancel {
 				require.EqualValues(t, 60, calls.Load())
 				require.Positive(t, byHelpers.Load(), "no helper took part")
 			}
 		})
+	}
+}
+
+// TestPoolPartsOnTheHelpers: parts (the world step's) run every call once,
+// on the helpers woken ahead as well as on the calling goroutine however
+// few the calls, and on the calling goroutine alone when none are woken.
+func TestPoolPartsOnTheHelpers(t *testing.T) {
+	w := testutil.World(t, testutil.Config())
+	for _, woken := range []bool{false, true} {
+		var p pool
+		p.resize(w, 2)
+		p.minParallel = 10
+		if woken {
+			p.prewake(60)
+		}
+		var byHelper atomic.Int32
+		for range 50 {
+			calls := make([]atomic.Int32, 2)
+			p.parts(2, func(k *worker, i int) {
+				calls[i].Add(1)
+				if k != p.workers[0] {
+					byHelper.Add(1)
+				}
+				time.Sleep(100 * time.Microsecond) // long enough for the helper to take its part
+			})
+			require.EqualValues(t, 1, calls[0].Load())
+			require.EqualValues(t, 1, calls[1].Load())
+		}
+		if woken {
+			require.Positive(t, byHelper.Load(), "the helper took no part")
+		} else {
+			require.Zero(t, byHelper.Load(), "a part ran on a goroutine started for it")
+		}
+		require.Equal(t, woken, p.woken)
+		p.release()
+		p.helpers.Wait()
 	}
 }
 

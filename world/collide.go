@@ -25,16 +25,13 @@ type body struct {
 // index), every obstacle and living agent whose shape touches a physics cell
 // within reach of (x, z), except the agent self. Shapes register in every
 // cell they touch, so reach only needs to cover the ground the agent itself
-// can sweep.
-func (w *World) nearBodies(x, z, reach float64, self int, dst []body) []body {
+// can sweep. sc holds the lists' scratch.
+func (w *World) nearBodies(x, z, reach float64, self int, dst []body, sc *walkScratch) []body {
 	g := &w.grid
-	cx0 := int(math.Floor((x - reach - w.bounds.MinX) / physicsCell))
-	cz0 := int(math.Floor((z - reach - w.bounds.MinZ) / physicsCell))
-	cx1 := int(math.Floor((x + reach - w.bounds.MinX) / physicsCell))
-	cz1 := int(math.Floor((z + reach - w.bounds.MinZ) / physicsCell))
-	obs, agents := w.nearObs[:0], w.nearAgents[:0]
-	for cz := max(cz0, 0); cz <= min(cz1, g.rows-1); cz++ {
-		lo, hi := cz*g.cols+max(cx0, 0), cz*g.cols+min(cx1, g.cols-1)
+	f := w.footprint(x, z, reach)
+	obs, agents := sc.nearObs[:0], sc.nearAgents[:0]
+	for cz := f[1]; cz <= f[3]; cz++ {
+		lo, hi := cz*g.cols+f[0], cz*g.cols+f[2]
 		if lo > hi {
 			continue
 		}
@@ -50,7 +47,7 @@ func (w *World) nearBodies(x, z, reach float64, self int, dst []body) []body {
 	}
 	// Sort (insertion sort: the lists are short) and drop shapes seen in two cells.
 	agents, obs = sortShort(agents), sortShort(obs)
-	w.nearObs, w.nearAgents = obs, agents
+	sc.nearObs, sc.nearAgents = obs, agents
 	for _, i := range agents {
 		p := g.pos[i]
 		dst = append(dst, body{tag: shapeTag{kindAgent, int(i)}, x: p[0], z: p[1], r: w.rules.AgentRadius})
@@ -59,6 +56,19 @@ func (w *World) nearBodies(x, z, reach float64, self int, dst []body) []body {
 		dst = append(dst, g.obsBody[i])
 	}
 	return dst
+}
+
+// footprint is the span of physics cells, clamped to the grid (x0, z0, x1,
+// z1, inclusive; empty when x0 > x1 or z0 > z1), that nearBodies reads for
+// a point and a reach: every body a walk from there can meet is registered in
+// one of them.
+func (w *World) footprint(x, z, reach float64) [4]int {
+	g := &w.grid
+	cx0 := int(math.Floor((x - reach - w.bounds.MinX) / physicsCell))
+	cz0 := int(math.Floor((z - reach - w.bounds.MinZ) / physicsCell))
+	cx1 := int(math.Floor((x + reach - w.bounds.MinX) / physicsCell))
+	cz1 := int(math.Floor((z + reach - w.bounds.MinZ) / physicsCell))
+	return [4]int{max(cx0, 0), max(cz0, 0), min(cx1, g.cols-1), min(cz1, g.rows-1)}
 }
 
 // sortShort sorts a short list of indices and drops repeats.

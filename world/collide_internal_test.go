@@ -153,7 +153,7 @@ func requireGridIsResolvs(t *testing.T, w *World, at string) {
 			}
 			bodies = append(bodies, b)
 		}
-		require.Equal(t, bodies, w.nearBodies(x, z, reach, a.index, nil), "%s: the bodies near %s", at, a.ID)
+		require.Equal(t, bodies, w.nearBodies(x, z, reach, a.index, nil, &w.walk), "%s: the bodies near %s", at, a.ID)
 	}
 }
 

@@ -162,7 +162,7 @@ func (w *World) freeSpot(a *Agent) (x, z float64, ok bool) {
 			if !w.bounds.Contains(x, z) || w.navGrid.At(nav.PointCell(w.navPoint(x, z))) == nav.Blocked || w.inHazard(x, z) {
 				continue
 			}
-			buf = w.nearBodies(x, z, w.rules.AgentRadius+collisionSkin, a.index, buf[:0])
+			buf = w.nearBodies(x, z, w.rules.AgentRadius+collisionSkin, a.index, buf[:0], &w.walk)
 			if w.overlapsAny(x, z, a.index, buf) {
 				continue
 			}
@@ -226,7 +226,7 @@ func (w *World) stepMovement() {
 			a.Vel = Vec3{}
 			continue
 		}
-		w.moveAgent(a)
+		w.moveAgent(a, &w.walk)
 		moved = true
 	}
 	if moved {
@@ -238,12 +238,14 @@ func (w *World) stepMovement() {
 // steps no longer than the agent's radius, each followed by collision, so that
 // nothing thinner than an agent is ever jumped over; a waypoint is passed only
 // once the agent has actually reached it, so a push never makes it cut a corner.
-func (w *World) moveAgent(a *Agent) {
+// sc is the walk's scratch: the world's own on the tick goroutine, a
+// Worker's in a parallel step (walks.go).
+func (w *World) moveAgent(a *Agent, sc *walkScratch) {
 	prev := a.Pos
 	r := w.rules.AgentRadius
 	budget := a.action.speed
-	w.bodyBuf = w.nearBodies(prev[0], prev[2], budget+r+collisionSkin, a.index, w.bodyBuf[:0])
-	bodies := w.bodyBuf
+	sc.bodies = w.nearBodies(prev[0], prev[2], w.walkReach(a), a.index, sc.bodies[:0], sc)
+	bodies := sc.bodies
 	x, z := prev[0], prev[2]
 	path := a.action.path
 	blocker := ""
@@ -269,6 +271,13 @@ func (w *World) moveAgent(a *Agent) {
 		}
 		x, z = nx, nz
 	}
+	if lim := a.action.speed + collisionSkin + walkSlack(r); math.Abs(x-prev[0]) > lim || math.Abs(z-prev[2]) > lim {
+		// Collisions would carry it further than any walk goes in a tick
+		// (pushes out of deep overlaps, one after another): it stays, as a
+		// wedged one does. This bounds the cells a walk can change, which
+		// a parallel step relies on (walks.go).
+		x, z, path = prev[0], prev[2], a.action.path
+	}
 	a.action.path = path
 	w.setPos(a, x, z)
 	dist := GroundDist(prev, a.Pos)
@@ -282,10 +291,16 @@ func (w *World) moveAgent(a *Agent) {
 		a.action = actionState{}
 		a.Vel = Vec3{}
 		a.status = ActionStatus{Tool: "move_to", Status: "arrived", Target: &target}
-		w.Publish(Event{Type: "arrived", Agent: a.ID, Data: map[string]any{"position": roundVec(a.Pos)}})
+		sc.publish(w, a, Event{Type: "arrived", Agent: a.ID, Data: map[string]any{"position": roundVec(a.Pos)}})
 		return
 	}
-	w.checkProgress(a, blocker)
+	w.checkProgress(a, blocker, sc)
+}
+
+// walkReach is how far from its position a walk of the agent this tick can
+// meet a body: its speed, its radius and the skin.
+func (w *World) walkReach(a *Agent) float64 {
+	return a.action.speed + w.rules.AgentRadius + collisionSkin
 }
 
 // shapeCells is the span of physics cells a circle of radius r centred at
@@ -311,7 +326,7 @@ func (w *World) shapeName(t shapeTag) string {
 
 // checkProgress fails a move that has made no progress for Rules.StuckSeconds,
 // after one attempt to re-plan from where the agent stands.
-func (w *World) checkProgress(a *Agent, blocker string) {
+func (w *World) checkProgress(a *Agent, blocker string, sc *walkScratch) {
 	window := max(1, int(math.Round(w.rules.StuckSeconds*w.tickRate)))
 	if w.tick-a.action.checkTick < window {
 		return
@@ -323,7 +338,7 @@ func (w *World) checkProgress(a *Agent, blocker string) {
 		return
 	}
 	if !a.action.replanned {
-		if path, err := w.planPath(w.planner, a.Pos, a.action.target); err == nil {
+		if path, err := w.planPath(sc.plannerOf(w), a.Pos, a.action.target); err == nil {
 			a.action.path = path
 			a.action.replanned = true
 			a.action.checkPos, a.action.checkTick = a.Pos, w.tick
@@ -348,7 +363,7 @@ func (w *World) checkProgress(a *Agent, blocker string) {
 	a.action = actionState{}
 	a.Vel = Vec3{}
 	a.status = ActionStatus{Tool: "move_to", Status: "failed", Target: &target, ErrorCode: res.ErrorCode, Detail: res.ErrorMessage}
-	w.Publish(Event{Type: "move_failed", Agent: a.ID, Data: map[string]any{"blocked_by": blocker}})
+	sc.publish(w, a, Event{Type: "move_failed", Agent: a.ID, Data: map[string]any{"blocked_by": blocker}})
 }
 
 // stepHazards deals entry damage to agents that stepped into a hazard this tick

@@ -11,13 +11,25 @@ import "github.com/arena-sim/arena/nav"
 //  2. Workers (one per goroutine) call ObserveInto and PlanMove, for
 //     different agents, while nothing changes the world;
 //  3. back on the tick goroutine, FinishObserve completes each observation
-//     (when ObservesWhole is false), and decisions are applied.
+//     (when ObservesWhole is false), and decisions are applied;
+//  4. StepWith walks the agents of two parts of the map on two Workers'
+//     goroutines.
 //
 // What a Worker builds is exactly what the tick goroutine would have built.
 type Worker struct {
 	w       *World
 	scratch observeScratch
 	planner *nav.Planner // a fork of the world's, made on first use
+	walk    walkScratch  // for the walks of a parallel step (StepWith)
+}
+
+// walkScratch is the Worker's scratch for walks, with its planner.
+func (k *Worker) walkScratch() *walkScratch {
+	if k.planner == nil {
+		k.planner = k.w.planner.Fork()
+	}
+	k.walk.planner, k.walk.buffered = k.planner, true
+	return &k.walk
 }
 
 // NewWorker returns a Worker for the world. Keep one per goroutine and reuse

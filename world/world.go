@@ -80,12 +80,11 @@ type World struct {
 	sightSums      []uint16         // summed-area table of the sight grid, modulo 2¹⁶
 	noPrefetch     bool             // SetPrefetch(false)
 	rosterIDs      []string
-	bodyBuf        []body   // scratch for collision
 	recipientBuf   []*Agent // scratch for message delivery
 	recipientIdx   []int32
-	nearObs        []int32  // scratch for collision: obstacles near a mover
-	nearAgents     []int32  // and agents
-	grid           bodyGrid // collision's broad phase
+	walk           walkScratch // collision's scratch on the tick goroutine
+	walks          walkPlan    // a parallel step's plan (StepWith)
+	grid           bodyGrid    // collision's broad phase
 	rosterDirty    bool
 }
 
@@ -447,20 +446,7 @@ func (w *World) TakeEvents() []Event {
 // Step advances the world by one tick: messages sent last tick are delivered,
 // crafting progresses, agents move and collide, hazards hurt, resources respawn,
 // components run, and objectives are checked.
-func (w *World) Step() {
-	w.publishScheduled()
-	w.deliverMessages()
-	w.stepCrafting()
-	w.stepMovement()
-	w.stepHazards()
-	w.stepRespawns()
-	w.stepCapture()
-	for _, c := range w.components {
-		c.Tick(w)
-	}
-	w.updateCompletion()
-	w.tick++
-}
+func (w *World) Step() { w.StepWith(nil) }
 
 // Done reports whether the episode is over, and why: "completed" when every
 // living agent has met its required metrics, "all_dead" when no agent is left
