@@ -496,16 +496,41 @@ func measure(ctx context.Context, opt Options, addr string, hello func(*client) 
 	finished := make(chan time.Time, n)
 	errs := make(chan error, n)
 	release := make(chan struct{})
+	// At most maxConnecting clients between dialling and their first frame
+	// from the server, which it sends once their hello is read: a server
+	// holds only so many connections that have not said hello
+	// (server.Options.MaxUnauthenticated), and dialling a thousand at once
+	// outran it.
+	connecting := make(chan struct{}, maxConnecting)
 	var wg sync.WaitGroup
 	for i := range clients {
-		nc, err := ipc.Dial(ctx, addr)
-		if err != nil {
-			for _, c := range clients[:i] {
-				c.nc.Close()
+		select {
+		case connecting <- struct{}{}:
+		case err := <-errs:
+			errs <- err // for the wait below, once these are closed
+			i = -1
+		case <-ctx.Done():
+			i = -1
+		}
+		var nc net.Conn
+		err := ctx.Err()
+		if i >= 0 && err == nil {
+			nc, err = ipc.Dial(ctx, addr)
+		}
+		if i < 0 || err != nil {
+			for _, c := range clients {
+				if c != nil {
+					c.nc.Close()
+				}
+			}
+			wg.Wait()
+			if err == nil {
+				err = <-errs
 			}
 			return nil, nil, err
 		}
 		c := newClient(i, nc, opt.Rounds)
+		c.connected = func() { <-connecting }
 		clients[i] = c
 		if hello != nil {
 			if err := hello(c); err != nil {
@@ -625,6 +650,7 @@ type client struct {
 
 	lastObs                        []byte
 	obsBytes, decBytes, obsN, decN int
+	connected                      func() // called once its first frame is read (measure)
 }
 
 func newClient(idx int, nc net.Conn, rounds int) *client {
@@ -655,6 +681,17 @@ type moveParams struct {
 	TargetZ float64 `cbor:"target_z"`
 }
 
+// maxConnecting is how many clients may be connecting at once (measure).
+const maxConnecting = 64
+
+// connect reports, once, that the client is through connecting.
+func (c *client) connect() {
+	if c.connected != nil {
+		c.connected()
+		c.connected = nil
+	}
+}
+
 func (c *client) send(v any) error {
 	b, err := codec.Marshal(v)
 	if err != nil {
@@ -670,9 +707,11 @@ func (c *client) send(v any) error {
 // release, and reports when it has read observation number rounds (counting
 // from 0).
 func (c *client) play(ready chan<- struct{}, release <-chan struct{}, finished chan<- time.Time) error {
+	defer c.connect()
 	for {
 		f, err := ipc.ReadFrame(c.r, ipc.DefaultMaxFrame, c.buf)
 		now := time.Now()
+		c.connect()
 		if err != nil {
 			if errors.Is(err, io.EOF) && c.seen > c.rounds {
 				return nil
