@@ -496,12 +496,15 @@ func measure(ctx context.Context, opt Options, addr string, hello func(*client) 
 	finished := make(chan time.Time, n)
 	errs := make(chan error, n)
 	release := make(chan struct{})
-	// At most maxConnecting clients between dialling and their first frame
-	// from the server, which it sends once their hello is read: a server
-	// holds only so many connections that have not said hello
-	// (server.Options.MaxUnauthenticated), and dialling a thousand at once
-	// outran it.
+	// With a hello, at most maxConnecting clients between dialling and
+	// their first frame from the server, which it sends once their hello is
+	// read: a server holds only so many connections that have not said
+	// hello (server.Options.MaxUnauthenticated), and dialling a thousand at
+	// once outran it. The echo writes to none before all are connected.
 	connecting := make(chan struct{}, maxConnecting)
+	if hello == nil {
+		connecting = make(chan struct{}, n)
+	}
 	var wg sync.WaitGroup
 	for i := range clients {
 		select {

@@ -89,8 +89,10 @@ func TestParseHeadMatchesCBOR(t *testing.T) {
 	}
 }
 
+// TestLockstepAndEchoRun: both sides run, with more clients than may be
+// connecting at once (the echo answers none of them before all are in).
 func TestLockstepAndEchoRun(t *testing.T) {
-	r, err := Run(t.Context(), Options{Agents: 20, Rounds: 5, Dir: t.TempDir()})
+	r, err := Run(t.Context(), Options{Agents: maxConnecting + 36, Rounds: 5, Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
