@@ -549,6 +549,9 @@ func (r *Runner) decideParallel(ctx context.Context, tick int) error {
 		r.OnObserve(tick, obs)
 	}
 	if g != nil {
+		// The clients decide now: no helper may spin meanwhile (a run
+		// after this starts its own).
+		p.release()
 		reg := trace.StartRegion(ctx, "gather")
 		err := g.Gather(ctx, tick, obs, decisions)
 		reg.End()

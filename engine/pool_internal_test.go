@@ -205,3 +205,38 @@ func TestRunLeavesNoHelperAwake(t *testing.T) {
 		r.pool.helpers.Wait()
 	}
 }
+
+// spinWatcher is a Gatherer that notes whether helpers were woken while
+// it gathered, and idles every agent.
+type spinWatcher struct {
+	r      *Runner
+	woken  int
+	rounds int
+}
+
+func (g *spinWatcher) Gather(_ context.Context, _ int, obs []*world.Observation, decisions []world.Decision) error {
+	g.rounds++
+	if g.r.pool.woken {
+		g.woken++
+	}
+	for i, o := range obs {
+		if o != nil {
+			decisions[i] = world.Decision{Tool: "idle"}
+		}
+	}
+	return nil
+}
+
+// TestNoHelperSpinsWhileClientsDecide: a Gatherer's clients get both cores
+// while they decide: the helpers that built the observations are released
+// before Gather, though in-process controllers keep theirs from run to run.
+func TestNoHelperSpinsWhileClientsDecide(t *testing.T) {
+	w := testutil.World(t, testutil.Config())
+	r := &Runner{World: w, MaxTicks: 6, Workers: 2, minParallel: 1}
+	g := &spinWatcher{r: r}
+	r.Gatherer = g
+	_, err := r.Run(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, 6, g.rounds)
+	require.Zero(t, g.woken, "helpers spun while the clients decided")
+}
