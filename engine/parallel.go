@@ -78,6 +78,7 @@ type pool struct {
 	// woken ahead, or a job posted).
 	helpers sync.WaitGroup
 	woken   bool
+	keep    bool // the helpers woken serve run after run (prewake)
 	posted  atomic.Pointer[job]
 	parkMu  sync.Mutex
 	parked  *sync.Cond
@@ -155,7 +156,10 @@ const minParallel = 32
 func (p *pool) run(n int, fn func(k *worker, i int), done func(lo, hi int)) {
 	if !p.parallel(n) {
 		// Waking goroutines would cost more than the work: do it here
-		// (helpers woken ahead wait on for the next run).
+		// (helpers woken ahead to keep wait on for the next run).
+		if !p.keep {
+			p.release()
+		}
 		k := p.workers[0]
 		k.end = n
 		for i := range n {
@@ -257,27 +261,29 @@ func (p *pool) parallel(n int) bool {
 // classifying the agents, refreshing the indexes) instead of the run's
 // first chunks. They spin, yielding, until run posts its job, for
 // spinLimit at most, and then sleep; a prewake of helpers already woken
-// sets those asleep spinning again.
-func (p *pool) prewake(n int) {
+// sets those asleep spinning again. With keep, they serve every run's job
+// until released (the decision point's runs and the world step's, for
+// in-process controllers); without, the first run's only, and return as
+// soon as they find no chunk left, leaving the core to whatever else runs
+// (a Gatherer's clients, reading the observations meanwhile).
+func (p *pool) prewake(n int, keep bool) {
 	if !p.parallel(n) {
 		return
 	}
-	if p.woken {
+	if p.woken && p.keep == keep {
 		p.nudge()
 		return
 	}
+	p.release()
 	if p.parked == nil {
 		p.parked = sync.NewCond(&p.parkMu)
 	}
-	p.woken = true
+	p.woken, p.keep = true, keep
 	p.posted.Store(nil)
 	for _, k := range p.workers[1:] {
 		p.helpers.Go(func() {
 			defer pprof.SetGoroutineLabels(context.Background())
 			pprof.SetGoroutineLabels(workerLabels)
-			// Every run's job until released: a helper woken ahead
-			// serves the runs of the decision point and of the world
-			// step between them.
 			var last *job
 			for {
 				j := p.awaitJob(last)
@@ -286,6 +292,9 @@ func (p *pool) prewake(n int) {
 				}
 				p.serve(k, j)
 				j.left.Add(-1)
+				if !keep {
+					return
+				}
 				last = j
 			}
 		})
@@ -378,17 +387,18 @@ func (p *pool) release() {
 	}
 }
 
-// wait returns once the helpers are done with j: those woken ahead have
-// taken it and found no chunk left; those started for it have returned,
-// and the next run starts its own.
+// wait returns once the helpers are done with j: those woken ahead to keep
+// have taken it and found no chunk left; the others have returned, and the
+// next run starts its own.
 func (p *pool) wait(j *job) {
-	if p.woken {
+	if p.woken && p.keep {
 		for j.left.Load() > 0 {
 			runtime.Gosched()
 		}
 		return
 	}
 	p.helpers.Wait()
+	p.woken = false
 }
 
 var workerLabels = pprof.WithLabels(context.Background(), pprof.Labels("tick", "worker"))
@@ -426,7 +436,7 @@ func (r *Runner) wakeAhead() {
 	if r.Gatherer != nil || r.workers() < 2 {
 		return
 	}
-	r.readyPool().prewake(len(r.World.Agents()))
+	r.readyPool().prewake(len(r.World.Agents()), true)
 }
 
 // minParallelWalks is the fewest agents whose walks go to the helpers.
@@ -461,7 +471,7 @@ func (r *Runner) decideParallel(ctx context.Context, tick int) error {
 	agents := w.Agents()
 	p := r.readyPool()
 	n := len(agents)
-	p.prewake(n) // the first run's, which has one call per agent or per living one
+	p.prewake(n, r.Gatherer == nil) // the first run's, which has one call per agent or per living one
 	if r.Gatherer != nil {
 		// Its decision points wait on clients, whom spinning helpers
 		// would take a core from; in-process ones keep their helpers

@@ -20,13 +20,21 @@ import (
 func TestPoolRunsEveryCallOnceWokenAheadOrNot(t *testing.T) {
 	w := testutil.World(t, testutil.Config())
 	for _, workers := range []int{2, 3, 8} {
-		var p pool
-		p.resize(w, workers)
-		p.minParallel = 10
+		for _, keep := range []bool{true, false} {
+			var p pool
+			p.resize(w, workers)
+			p.minParallel = 10
+			runsEveryCallOnce(t, &p, workers, keep)
+		}
+	}
+}
+
+func runsEveryCallOnce(t *testing.T, p *pool, workers int, keep bool) {
+	{
 		for _, tc := range []struct {
 			prewake, n int
 		}{{0, 50}, {50, 50}, {50, 3}, {50, 0}, {40, 12}, {0, 200}, {200, 200}, {10, 10}} {
-			p.prewake(tc.prewake)
+			p.prewake(tc.prewake, keep)
 			calls := make([]atomic.Int32, tc.n)
 			finished := make([]int, tc.n)
 			p.run(tc.n, func(k *worker, i int) { calls[i].Add(1) }, func(lo, hi int) {
@@ -38,7 +46,9 @@ func TestPoolRunsEveryCallOnceWokenAheadOrNot(t *testing.T) {
 				require.EqualValues(t, 1, calls[i].Load(), "workers %d, %+v: call %d", workers, tc, i)
 				require.Equal(t, 1, finished[i], "workers %d, %+v: chunk of %d finished once", workers, tc, i)
 			}
-			require.Equal(t, tc.prewake >= p.minParallel, p.woken, "helpers woken ahead serve the next run too")
+			// Helpers woken ahead to keep serve the next run too; the others
+			// serve a run that goes to them, and return.
+			require.Equal(t, keep && tc.prewake >= p.minParallel, p.woken, "workers %d, keep %v, %+v", workers, keep, tc)
 			p.run(tc.n, func(k *worker, i int) { calls[i].Add(1) }, nil)
 			for i := range tc.n {
 				require.EqualValues(t, 2, calls[i].Load())
@@ -64,7 +74,7 @@ func TestPoolReleaseEndsAPrewakeNoRunTookUp(t *testing.T) {
 	p.minParallel = 10
 	func() {
 		defer func() { require.NotNil(t, recover()) }()
-		p.prewake(50)
+		p.prewake(50, true)
 		defer p.release()
 		panic("a component's code")
 	}()
@@ -89,7 +99,7 @@ func TestPoolHelpersAsleepTakeTheirJob(t *testing.T) {
 			var p pool
 			p.resize(w, 3)
 			p.minParallel = 10
-			p.prewake(60)
+			p.prewake(60, true)
 			locked := func(f func() bool) func() bool {
 				return func() bool {
 					p.parkMu.Lock()
@@ -100,7 +110,7 @@ func TestPoolHelpersAsleepTakeTheirJob(t *testing.T) {
 			require.Eventually(t, locked(func() bool { return p.asleep == 2 }), 5*time.Second, spinLimit/4,
 				"helpers spin on past spinLimit")
 			if tc.nudge {
-				p.prewake(60)
+				p.prewake(60, true)
 				require.Eventually(t, locked(func() bool { return p.rewoken == 2 }), 5*time.Second, spinLimit/4,
 					"a second prewake does not wake the helpers asleep")
 			}
@@ -145,7 +155,7 @@ func TestPoolPartsOnTheHelpers(t *testing.T) {
 		p.resize(w, 2)
 		p.minParallel = 10
 		if woken {
-			p.prewake(60)
+			p.prewake(60, true)
 		}
 		var byHelper atomic.Int32
 		for range 50 {
