@@ -83,9 +83,9 @@ type World struct {
 	recipientBuf   []*Agent // scratch for message delivery
 	recipientIdx   []int32
 	walk           walkScratch // collision's scratch on the tick goroutine
-	walks          walkPlan    // a parallel step's plan (StepWith)
 	grid           bodyGrid    // collision's broad phase
 	rosterDirty    bool
+	walks          walkPlan // a parallel step's plan (StepWith)
 }
 
 type entityKind uint8
