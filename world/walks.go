@@ -89,7 +89,7 @@ type walkPlan struct {
 	rows   []int32         // agents by physics row, to place the cut
 	cut    int             // the first row of the second part
 	cols   int             // the grid's
-	used   [2]*walkScratch // each part's scratch, for its events
+	used   [2]*walkScratch // each part's scratch, for its events (one may walk both)
 	events []walkEvent
 	// escapes counts the walks that left their footprints.
 	escapes atomic.Int64
@@ -166,8 +166,7 @@ func (w *World) stepMovementParallel(run PartRunner) bool {
 	p.assign()
 	moved := len(p.parts[0])+len(p.parts[1])+len(p.later) > 0
 	run(2, func(k *Worker, part int) {
-		sc := k.walkScratch()
-		sc.events = sc.events[:0]
+		sc := k.walkScratch() // its events were taken at the last step's end
 		p.used[part] = sc
 		w.walkAll(p.parts[part], sc)
 	})
@@ -177,10 +176,17 @@ func (w *World) stepMovementParallel(run PartRunner) bool {
 	// The events in agent order (each walk publishes one at most).
 	p.events = append(p.events[:0], w.walk.events...)
 	for i, sc := range p.used {
-		p.events = append(p.events, sc.events...)
-		sc.events, p.used[i] = sc.events[:0], nil
+		if sc != nil { // a goroutine that walked both parts comes once
+			p.events = append(p.events, sc.events...)
+			sc.events = sc.events[:0]
+			for j := i; j < len(p.used); j++ {
+				if p.used[j] == sc {
+					p.used[j] = nil
+				}
+			}
+		}
 	}
-	slices.SortFunc(p.events, func(a, b walkEvent) int { return a.agent - b.agent })
+	slices.SortStableFunc(p.events, func(a, b walkEvent) int { return a.agent - b.agent })
 	for _, e := range p.events {
 		w.Publish(e.ev)
 	}

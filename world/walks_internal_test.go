@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// partRunners run a parallel step's parts: on two goroutines at once, and
-// one after the other in both orders (a part that depended on the other's
-// walks would then differ from Step in one of them).
+// partRunners run a parallel step's parts: on two goroutines at once, one
+// after the other in both orders (a part that depended on the other's walks
+// would then differ from Step in one of them), and both on one Worker.
 var partRunners = map[string]func(workers [2]*Worker) PartRunner{
 	"concurrent": func(workers [2]*Worker) PartRunner {
 		return func(n int, fn func(k *Worker, i int)) {
@@ -27,6 +27,13 @@ var partRunners = map[string]func(workers [2]*Worker) PartRunner{
 		return func(n int, fn func(k *Worker, i int)) {
 			for i := range n {
 				fn(workers[i], i)
+			}
+		}
+	},
+	"one worker for both": func(workers [2]*Worker) PartRunner {
+		return func(n int, fn func(k *Worker, i int)) {
+			for i := range n {
+				fn(workers[0], i) // the engine's pool may give both parts to one goroutine
 			}
 		}
 	},
