@@ -79,6 +79,7 @@ type pool struct {
 	helpers sync.WaitGroup
 	woken   bool
 	keep    bool // the helpers woken serve run after run (prewake)
+	awake   int  // how many were woken
 	posted  atomic.Pointer[job]
 	parkMu  sync.Mutex
 	parked  *sync.Cond
@@ -124,6 +125,9 @@ func (p *pool) resize(w *world.World, n int) {
 	if p.world != w {
 		p.release() // helpers woken ahead for the world before
 		*p = pool{world: w}
+	}
+	if n != len(p.workers) {
+		p.release() // helpers woken for the workers before: a job counts its helpers
 	}
 	for len(p.workers) < n {
 		p.workers = append(p.workers, &worker{Worker: w.NewWorker()})
@@ -278,7 +282,7 @@ func (p *pool) prewake(n int, keep bool) {
 	if p.parked == nil {
 		p.parked = sync.NewCond(&p.parkMu)
 	}
-	p.woken, p.keep = true, keep
+	p.woken, p.keep, p.awake = true, keep, len(p.workers)-1
 	p.posted.Store(nil)
 	for _, k := range p.workers[1:] {
 		p.helpers.Go(func() {
@@ -351,7 +355,7 @@ func (p *pool) nudge() {
 // part; those that find no chunk left return), or to n new ones.
 func (p *pool) start(j *job, n int) {
 	if p.woken {
-		j.left.Store(int32(len(p.workers) - 1))
+		j.left.Store(int32(p.awake))
 		p.posted.Store(j)
 		p.nudge()
 		return

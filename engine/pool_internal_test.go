@@ -161,11 +161,11 @@ func TestPoolPartsOnTheHelpers(t *testing.T) {
 		for range 50 {
 			calls := make([]atomic.Int32, 2)
 			p.parts(2, func(k *worker, i int) {
-				calls[i].Add(1)
+				time.Sleep(100 * time.Microsecond) // long enough for the helper to take its part
 				if k != p.workers[0] {
 					byHelper.Add(1)
 				}
-				time.Sleep(100 * time.Microsecond) // long enough for the helper to take its part
+				calls[i].Add(1) // last: parts returns only once every call has
 			})
 			require.EqualValues(t, 1, calls[0].Load())
 			require.EqualValues(t, 1, calls[1].Load())
@@ -176,9 +176,48 @@ func TestPoolPartsOnTheHelpers(t *testing.T) {
 			require.Zero(t, byHelper.Load(), "a part ran on a goroutine started for it")
 		}
 		require.Equal(t, woken, p.woken)
+		if woken {
+			// Between runs, kept helpers spin for spinLimit, then sleep:
+			// they do not serve a job again.
+			require.Eventually(t, func() bool {
+				p.parkMu.Lock()
+				defer p.parkMu.Unlock()
+				return p.asleep == 1
+			}, 5*time.Second, spinLimit/4, "a kept helper did not go to sleep after its run")
+		}
 		p.release()
 		p.helpers.Wait()
 	}
+}
+
+// TestWorkersChangedMidRun: a runner whose number of workers changes between
+// ticks (OnTick, or GOMAXPROCS for Workers 0) while its helpers are kept
+// awake neither hangs nor races, and computes what one worker does.
+func TestWorkersChangedMidRun(t *testing.T) {
+	play := func(workers func(tick int) int) []string {
+		w := testutil.World(t, testutil.Config())
+		ctrls := map[string]Controller{}
+		for _, a := range w.Agents() {
+			ctrls[a.ID] = idler{}
+		}
+		r := &Runner{World: w, Controllers: ctrls, MaxTicks: 8, Workers: workers(0), minParallel: 1, Record: true}
+		var hashes []string
+		r.OnTick = func(rec *TickRecord) {
+			hashes = append(hashes, rec.Hash)
+			r.Workers = workers(rec.Tick + 1)
+		}
+		done := make(chan error, 1)
+		go func() { _, err := r.Run(context.Background()); done <- err }()
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+		case <-time.After(30 * time.Second):
+			t.Fatal("the run hangs")
+		}
+		return hashes
+	}
+	want := play(func(int) int { return 1 })
+	require.Equal(t, want, play(func(tick int) int { return []int{2, 3, 2, 4, 2, 2, 3, 1, 2}[tick] }))
 }
 
 // idler idles, on any worker.

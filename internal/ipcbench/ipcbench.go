@@ -506,39 +506,34 @@ func measure(ctx context.Context, opt Options, addr string, hello func(*client) 
 		connecting = make(chan struct{}, n)
 	}
 	var wg sync.WaitGroup
+	// stop closes the clients connected so far and waits for them.
+	stop := func(err error) (*Stats, []*client, error) {
+		for _, c := range clients {
+			if c != nil {
+				c.nc.Close()
+			}
+		}
+		wg.Wait()
+		return nil, nil, err
+	}
 	for i := range clients {
 		select {
 		case connecting <- struct{}{}:
 		case err := <-errs:
-			errs <- err // for the wait below, once these are closed
-			i = -1
+			return stop(err)
 		case <-ctx.Done():
-			i = -1
+			return stop(ctx.Err())
 		}
-		var nc net.Conn
-		err := ctx.Err()
-		if i >= 0 && err == nil {
-			nc, err = ipc.Dial(ctx, addr)
-		}
-		if i < 0 || err != nil {
-			for _, c := range clients {
-				if c != nil {
-					c.nc.Close()
-				}
-			}
-			wg.Wait()
-			if err == nil {
-				err = <-errs
-			}
-			return nil, nil, err
+		nc, err := ipc.Dial(ctx, addr)
+		if err != nil {
+			return stop(err)
 		}
 		c := newClient(i, nc, opt.Rounds)
 		c.connected = func() { <-connecting }
 		clients[i] = c
 		if hello != nil {
 			if err := hello(c); err != nil {
-				nc.Close()
-				return nil, nil, err
+				return stop(err)
 			}
 		}
 		wg.Add(1)
@@ -549,13 +544,6 @@ func measure(ctx context.Context, opt Options, addr string, hello func(*client) 
 				errs <- fmt.Errorf("client %d: %w", c.idx, err)
 			}
 		}()
-	}
-	stop := func(err error) (*Stats, []*client, error) {
-		for _, c := range clients {
-			c.nc.Close()
-		}
-		wg.Wait()
-		return nil, nil, err
 	}
 	for range n {
 		select {
