@@ -83,8 +83,9 @@ func crowdConfig(seed uint64, agents int) Config {
 // and pushed apart. The parts and the walks
 // left for later must all be used, or the test would prove nothing.
 func TestStepWithWalksAsStep(t *testing.T) {
-	for name, runner := range partRunners {
-		for seed := uint64(1); seed <= 3; seed++ {
+	for _, name := range stepWithRunners {
+		runner := partRunners[name]
+		for seed := uint64(1); seed <= stepWithSeeds; seed++ {
 			t.Run(fmt.Sprintf("%s/seed %d", name, seed), func(t *testing.T) {
 				cfg := crowdConfig(seed, 420)
 				want, err := New(cfg)
