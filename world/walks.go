@@ -123,7 +123,7 @@ func (w *World) StepWith(run PartRunner) {
 	w.publishScheduled()
 	w.deliverMessages()
 	w.stepCrafting()
-	if run == nil || !w.stepMovementParallel(run) {
+	if run == nil || w.serialWalks || !w.stepMovementParallel(run) {
 		w.stepMovement()
 	}
 	w.stepHazards()
@@ -135,6 +135,13 @@ func (w *World) StepWith(run PartRunner) {
 	w.updateCompletion()
 	w.tick++
 }
+
+// SetParallelWalks turns on (the default) or off StepWith's walks on two
+// parts: off, StepWith steps as Step does. They change nothing but time;
+// turning them off measures what they gain (BenchmarkParallelWalksGain in
+// internal/benchworld) or rules them out. Call it on the tick goroutine
+// between ticks, as any other change to the world.
+func (w *World) SetParallelWalks(on bool) { w.serialWalks = !on }
 
 // stepMovementParallel walks the agents as stepMovement does, on run's
 // goroutines; false, having changed nothing, when the world does not suit.

@@ -195,3 +195,23 @@ func TestAWalkGoesNoFurtherThanItsSlack(t *testing.T) {
 	}
 	require.Positive(t, moved, "the pile did not move")
 }
+
+// TestSetParallelWalksOff: with the parallel walks turned off, StepWith
+// steps as Step does without calling its runner; on again, it calls it.
+func TestSetParallelWalksOff(t *testing.T) {
+	w, err := New(crowdConfig(1, 300))
+	require.NoError(t, err)
+	calls := 0
+	run := func(n int, fn func(k *Worker, i int)) {
+		calls++
+		for i := range n {
+			fn(w.NewWorker(), i)
+		}
+	}
+	w.SetParallelWalks(false)
+	w.StepWith(run)
+	require.Zero(t, calls)
+	w.SetParallelWalks(true)
+	w.StepWith(run)
+	require.Positive(t, calls)
+}

@@ -79,6 +79,7 @@ type World struct {
 	objectiveView  Objective        // what observations show
 	sightSums      []uint16         // summed-area table of the sight grid, modulo 2¹⁶
 	noPrefetch     bool             // SetPrefetch(false)
+	serialWalks    bool             // SetParallelWalks(false)
 	rosterIDs      []string
 	recipientBuf   []*Agent // scratch for message delivery
 	recipientIdx   []int32

@@ -47,53 +47,79 @@ func TestPrefetchChangesNoState(t *testing.T) {
 }
 
 // BenchmarkPrefetchGain measures what the prefetches gain (World.SetPrefetch)
-// in one process, on one world whose ticks take turns with them and without
-// them (on, off, off, on, …, so that neither side always comes first):
-// gain is the ticks' time without over the time with, immune to the
-// host's swings over seconds that make two separate runs differ by a tenth.
-// One op is one tick, after 20 warm ones; 1,000 agents on 256² stay in the
-// last-level cache from tick to tick, 16,000 on 1024² do not.
+// in one process (gainInTurns). 1,000 agents on 256² stay in the last-level
+// cache from tick to tick, 16,000 on 1024² do not.
 func BenchmarkPrefetchGain(b *testing.B) {
 	for _, c := range []struct {
 		agents, workers int
 		size            float64
 	}{{1000, 1, 256}, {16000, 1, 1024}, {16000, 2, 1024}} {
-		var w *world.World
-		var ctrls map[string]engine.Controller
+		var tw turnsWorld
 		b.Run(fmt.Sprintf("agents=%d/size=%g/workers=%d", c.agents, c.size, c.workers), func(b *testing.B) {
-			if w == nil {
-				var err error
-				w, ctrls, err = benchworld.New(benchworld.Options{Seed: 1, Agents: c.agents, Size: c.size})
-				require.NoError(b, err)
-				warm := &engine.Runner{World: w, Controllers: ctrls, MaxTicks: 20, Workers: c.workers}
-				_, err = warm.Run(context.Background())
-				require.NoError(b, err)
-			}
-			first := w.Tick()
-			var sum [2]time.Duration // without, with
-			last := time.Now()
-			on := true
-			w.SetPrefetch(on)
-			r := &engine.Runner{World: w, Controllers: ctrls, MaxTicks: first + b.N, Workers: c.workers, OmitDecisions: true,
-				OnTick: func(rec *engine.TickRecord) {
-					now := time.Now()
-					if on {
-						sum[1] += now.Sub(last)
-					} else {
-						sum[0] += now.Sub(last)
-					}
-					k := rec.Tick - first + 1 // the next tick's place
-					on = k%4 == 0 || k%4 == 3
-					w.SetPrefetch(on)
-					last = time.Now()
-				}}
-			b.ResetTimer()
-			_, err := r.Run(context.Background())
-			require.NoError(b, err)
-			w.SetPrefetch(true)
-			if sum[0] > 0 && sum[1] > 0 {
-				b.ReportMetric(sum[0].Seconds()/sum[1].Seconds(), "gain")
-			}
+			tw.gain(b, c.agents, c.workers, c.size, (*world.World).SetPrefetch)
 		})
+	}
+}
+
+// BenchmarkParallelWalksGain measures what the world step's walks on two
+// parts gain (World.SetParallelWalks) on two workers, in one process
+// (turnsWorld.gain).
+func BenchmarkParallelWalksGain(b *testing.B) {
+	for _, c := range []struct {
+		agents int
+		size   float64
+	}{{1000, 256}, {10000, 256}, {10000, 1024}} {
+		var tw turnsWorld
+		b.Run(fmt.Sprintf("agents=%d/size=%g", c.agents, c.size), func(b *testing.B) {
+			tw.gain(b, c.agents, 2, c.size, (*world.World).SetParallelWalks)
+		})
+	}
+}
+
+// turnsWorld is a benchmark's world, built once for all its runs.
+type turnsWorld struct {
+	w     *world.World
+	ctrls map[string]engine.Controller
+}
+
+// gain measures what a switch of the world (set) gains, in one process, on
+// one world whose ticks take turns with it on and off (on, off, off, on, …,
+// so that neither side always comes first): gain is the ticks' time off
+// over the time on, immune to the host's swings over seconds that make two
+// separate runs differ by a tenth. One op is one tick, after 20 warm ones.
+func (tw *turnsWorld) gain(b *testing.B, agents, workers int, size float64, set func(w *world.World, on bool)) {
+	if tw.w == nil {
+		var err error
+		tw.w, tw.ctrls, err = benchworld.New(benchworld.Options{Seed: 1, Agents: agents, Size: size})
+		require.NoError(b, err)
+		warm := &engine.Runner{World: tw.w, Controllers: tw.ctrls, MaxTicks: 20, Workers: workers}
+		_, err = warm.Run(context.Background())
+		require.NoError(b, err)
+	}
+	w, ctrls := tw.w, tw.ctrls
+	first := w.Tick()
+	var sum [2]time.Duration // off, on
+	last := time.Now()
+	on := true
+	set(w, on)
+	r := &engine.Runner{World: w, Controllers: ctrls, MaxTicks: first + b.N, Workers: workers, OmitDecisions: true,
+		OnTick: func(rec *engine.TickRecord) {
+			now := time.Now()
+			if on {
+				sum[1] += now.Sub(last)
+			} else {
+				sum[0] += now.Sub(last)
+			}
+			k := rec.Tick - first + 1 // the next tick's place
+			on = k%4 == 0 || k%4 == 3
+			set(w, on)
+			last = time.Now()
+		}}
+	b.ResetTimer()
+	_, err := r.Run(context.Background())
+	require.NoError(b, err)
+	set(w, true)
+	if sum[0] > 0 && sum[1] > 0 {
+		b.ReportMetric(sum[0].Seconds()/sum[1].Seconds(), "gain")
 	}
 }
