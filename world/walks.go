@@ -13,14 +13,15 @@ import (
 // The walks of a world step on two goroutines (StepWith).
 //
 // A walk reads, of the other agents, only those registered in the physics
-// cells of its footprint (nearBodies: the cells within its speed, radius and
-// skin of where it starts), and it changes, of what other walks read, only
-// its own agent's position and registration: the cells of its old span and
-// of its new one, both inside its footprint unless a push carried it out
-// (an escape, checked after every walk). Two walks whose footprints share no
-// cell therefore commute, and the step's outcome is that of walking every
-// agent in index order as long as every pair of walks whose footprints meet
-// still runs in index order.
+// cells within its speed, radius and skin of where it starts (nearBodies),
+// and it changes, of what other walks read, only its own agent's position
+// and registration: the cells of its old span and of its new one. Its
+// footprint is those cells grown by walkSlack, which moveAgent never lets a
+// walk exceed, so that it holds all of them (checked after every walk:
+// WalkEscapes stays zero). Two walks whose footprints share no cell
+// therefore commute, and the step's outcome is that of walking every agent
+// in index order as long as every pair of walks whose footprints meet still
+// runs in index order.
 //
 // The grid's rows are cut in two at the median agent. A walk whose footprint
 // lies within one half belongs to that half's part, unless its footprint
@@ -35,10 +36,10 @@ import (
 // other. Events are kept by agent and published in index order, and re-plans
 // use each goroutine's own planner, which plans as the world's does.
 //
-// The first part goes to the calling goroutine and covers the lower rows,
-// which the engine's tick goroutine also observes (the front of
-// World.ObserveOrder), so that each core walks agents whose lines it has
-// just read.
+// The first part covers the lower rows and usually goes to the calling
+// goroutine (the engine's pool gives the first chunk to it), which also
+// observes them (the front of World.ObserveOrder), so that each core walks
+// agents whose lines it has just read.
 
 // PartRunner runs fn(k, i) for every i in [0, n) and returns once all have
 // returned: the calls may run at the same time, each with a Worker of its
