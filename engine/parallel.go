@@ -79,7 +79,6 @@ type pool struct {
 	helpers sync.WaitGroup
 	woken   bool
 	keep    bool // the helpers woken serve run after run (prewake)
-	awake   int  // how many were woken
 	posted  atomic.Pointer[job]
 	parkMu  sync.Mutex
 	parked  *sync.Cond
@@ -127,7 +126,7 @@ func (p *pool) resize(w *world.World, n int) {
 		*p = pool{world: w}
 	}
 	if n != len(p.workers) {
-		p.release() // helpers woken for the workers before: a job counts its helpers
+		p.release() // helpers woken for the workers before: a job counts one per worker but the first
 	}
 	for len(p.workers) < n {
 		p.workers = append(p.workers, &worker{Worker: w.NewWorker()})
@@ -282,7 +281,7 @@ func (p *pool) prewake(n int, keep bool) {
 	if p.parked == nil {
 		p.parked = sync.NewCond(&p.parkMu)
 	}
-	p.woken, p.keep, p.awake = true, keep, len(p.workers)-1
+	p.woken, p.keep = true, keep
 	p.posted.Store(nil)
 	for _, k := range p.workers[1:] {
 		p.helpers.Go(func() {
@@ -355,7 +354,7 @@ func (p *pool) nudge() {
 // part; those that find no chunk left return), or to n new ones.
 func (p *pool) start(j *job, n int) {
 	if p.woken {
-		j.left.Store(int32(p.awake))
+		j.left.Store(int32(len(p.workers) - 1)) // resize releases helpers woken for other workers
 		p.posted.Store(j)
 		p.nudge()
 		return
@@ -475,13 +474,11 @@ func (r *Runner) decideParallel(ctx context.Context, tick int) error {
 	agents := w.Agents()
 	p := r.readyPool()
 	n := len(agents)
-	p.prewake(n, r.Gatherer == nil) // the first run's, which has one call per agent or per living one
-	if r.Gatherer != nil {
-		// Its decision points wait on clients, whom spinning helpers
-		// would take a core from; in-process ones keep their helpers
-		// for the world step and the next decision point (wakeAhead).
-		defer p.release()
-	}
+	// The first run's helpers, which has one call per agent or per living
+	// one. In-process controllers keep them for the world step and the
+	// next decision point (wakeAhead); a Gatherer's return after it, so
+	// that none spins while its clients read and decide.
+	p.prewake(n, r.Gatherer == nil)
 	r.decisions = append(r.decisions[:0], make([]world.Decision, n)...)
 	decisions := r.decisions
 	p.preps = slices.Grow(p.preps[:0], n)[:n]
@@ -563,9 +560,6 @@ func (r *Runner) decideParallel(ctx context.Context, tick int) error {
 		r.OnObserve(tick, obs)
 	}
 	if g != nil {
-		// The clients decide now: no helper may spin meanwhile (a run
-		// after this starts its own).
-		p.release()
 		reg := trace.StartRegion(ctx, "gather")
 		err := g.Gather(ctx, tick, obs, decisions)
 		reg.End()

@@ -18,10 +18,10 @@ import (
 // and registration: the cells of its old span and of its new one. Its
 // footprint is those cells grown by walkSlack, which moveAgent never lets a
 // walk exceed, so that it holds all of them (checked after every walk:
-// WalkEscapes stays zero). Two walks whose footprints share no cell
-// therefore commute, and the step's outcome is that of walking every agent
-// in index order as long as every pair of walks whose footprints meet still
-// runs in index order.
+// walkPlan.escapes stays zero, as the tests assert). Two walks whose
+// footprints share no cell therefore commute, and the step's outcome is
+// that of walking every agent in index order as long as every pair of walks
+// whose footprints meet still runs in index order.
 //
 // The grid's rows are cut in two at the median agent. A walk whose footprint
 // lies within one half belongs to that half's part, unless its footprint
@@ -328,6 +328,3 @@ func (p *walkPlan) within(i int, s [4]int) bool {
 	c := p.foot[i].cells
 	return s[0] >= int(c[0]) && s[1] >= int(c[1]) && s[2] <= int(c[2]) && s[3] <= int(c[3])
 }
-
-// WalkEscapes reports how many walks of parallel steps left their footprints.
-func (w *World) WalkEscapes() int64 { return w.walks.escapes.Load() }

@@ -141,7 +141,7 @@ func TestStepWithWalksAsStep(t *testing.T) {
 					}
 					require.Equal(t, want.StateHash(), got.StateHash(), at)
 				}
-				require.Zero(t, got.WalkEscapes(), "a walk left its footprint")
+				require.Zero(t, got.walks.escapes.Load(), "a walk left its footprint")
 				dead := 0
 				for _, a := range got.agents {
 					if !a.Alive {
