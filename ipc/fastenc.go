@@ -40,10 +40,6 @@ type fastEncoder struct {
 	rosterless     sync.Once
 	obsNoAgentIDs  *plan // world.Observation without agent_ids
 	obsWithAgentID *plan // world.Observation
-	// obsFast encodes observations sent with SharedEncodings (nil if it
-	// does not know world.Observation's fields).
-	obsFastOnce sync.Once
-	obsFast     *obsEncoder
 }
 
 type encodeFn func(b []byte, v reflect.Value) ([]byte, error)
@@ -166,7 +162,6 @@ func (e *fastEncoder) appendObservationMsg(b []byte, m *ObservationMsg) ([]byte,
 		}
 		e.obsNoAgentIDs = p
 	})
-	e.obsFastOnce.Do(func() { e.obsFast = e.newObsEncoder() })
 	if m.Embed && m.Observation != nil {
 		return e.appendEmbedded(b, m)
 	}
@@ -191,9 +186,6 @@ func (e *fastEncoder) appendObservationMsg(b []byte, m *ObservationMsg) ([]byte,
 	b = append(appendLeftAndDeadline(b, m), "\x6bobservation"...)
 	if m.Observation == nil {
 		return append(b, 0xf6), nil
-	}
-	if m.Shared != nil && e.obsFast != nil {
-		return e.obsFast.encode(b, m.Observation, m.OmitAgentIDs, m.Shared)
 	}
 	p := e.obsWithAgentID
 	if m.OmitAgentIDs {
@@ -275,12 +267,7 @@ func (e *fastEncoder) appendEmbedded(b []byte, m *ObservationMsg) ([]byte, error
 	b = append(appendLeftAndDeadline(b, m), "\x70observation_cbor"...)
 	// The map is encoded in place, then moved up behind its byte string's head.
 	start := len(b)
-	if m.Shared != nil && e.obsFast != nil {
-		b, err = e.obsFast.encode(b, o, true, m.Shared)
-	} else {
-		b, err = e.obsNoAgentIDs.encodeShared(b, reflect.ValueOf(o).Elem(), m.Shared)
-	}
-	if err != nil {
+	if b, err = e.obsNoAgentIDs.encodeShared(b, reflect.ValueOf(o).Elem(), m.Shared); err != nil {
 		return b, err
 	}
 	size := len(b) - start
@@ -445,30 +432,6 @@ func (s *SharedEncodings) appendView(b []byte, vp *viewPlan, ptr unsafe.Pointer)
 	b = append(b, e.enc[:e.split]...)
 	b = appendFloat(b, v.Distance, true)
 	return append(b, e.enc[e.split:]...)
-}
-
-// appendShared appends v, the field of the given index of a struct whose
-// encoding p is, from its kept encoding when s has one (a part the
-// observations share, sharedFields), and keeps it if not. With no s, or a
-// nil v, it only encodes.
-func (s *SharedEncodings) appendShared(b []byte, field int, p *plan, v reflect.Value) ([]byte, error) {
-	if s == nil || v.IsNil() {
-		return p.append(b, v)
-	}
-	k := sharedKey{field, v.UnsafePointer()}
-	if enc, ok := s.m[k]; ok {
-		return append(b, enc...), nil
-	}
-	start := len(b)
-	b, err := p.append(b, v)
-	if err != nil {
-		return nil, err
-	}
-	if s.m == nil {
-		s.m = map[sharedKey][]byte{}
-	}
-	s.m[k] = bytes.Clone(b[start:])
-	return b, nil
 }
 
 type sharedKey struct {
@@ -1058,12 +1021,23 @@ func (e *fastEncoder) compileStruct(p *plan, t reflect.Type, building map[reflec
 				b = f.plan.viewsShared(b, fv, sh)
 				continue
 			}
-			if f.shared {
-				b, err = sh.appendShared(b, f.index, f.plan, fv)
-			} else {
-				b, err = f.plan.append(b, fv)
+			if sh != nil && f.shared && !fv.IsNil() {
+				k := sharedKey{f.index, fv.UnsafePointer()}
+				if enc, ok := sh.m[k]; ok {
+					b = append(b, enc...)
+					continue
+				}
+				start := len(b)
+				if b, err = f.plan.append(b, fv); err != nil {
+					return nil, err
+				}
+				if sh.m == nil {
+					sh.m = map[sharedKey][]byte{}
+				}
+				sh.m[k] = bytes.Clone(b[start:])
+				continue
 			}
-			if err != nil {
+			if b, err = f.plan.append(b, fv); err != nil {
 				return nil, err
 			}
 		}

@@ -19,7 +19,6 @@ import (
 	"github.com/arena-sim/arena/scenarios"
 	"github.com/arena-sim/arena/world"
 	"github.com/fxamacker/cbor/v2"
-	"github.com/stretchr/testify/require"
 )
 
 func newFastEncoder(t testing.TB) (*fastEncoder, cbor.EncMode) {
@@ -756,71 +755,4 @@ func TestSharedEncodingsOfEntitiesCompareEveryField(t *testing.T) {
 	if len(sh.views) != 0 {
 		t.Fatalf("%d entity encodings kept after two Resets without use", len(sh.views))
 	}
-}
-
-// TestObservationEncoderKnowsEveryField: observations sent with shared
-// encodings take the encoder written for world.Observation (obsEncoder),
-// which is only built while it knows every field of the struct and of
-// ActionStatus and ActionResult; a field added to either without it fails
-// here rather than silently taking the slower struct plan.
-func TestObservationEncoderKnowsEveryField(t *testing.T) {
-	fe, _ := newFastEncoder(t)
-	if _, err := fe.appendObservationMsg(nil, &ObservationMsg{Type: "observation", Observation: &world.Observation{}, Shared: &SharedEncodings{}}); err != nil {
-		t.Fatal(err)
-	}
-	require.NotNil(t, fe.obsFast, "obsEncoder does not know world.Observation's fields")
-	require.False(t, knowsFields(reflect.TypeFor[world.ActionStatus](), map[string]bool{"status": false}))
-}
-
-// TestObservationEncoderMatchesCBOR: random observations, every field
-// filled or left empty at random (sections, events, query answers and
-// results with data included), encode through obsEncoder exactly as
-// fxamacker/cbor encodes them, with and without agent_ids, with a fresh set
-// of shared encodings and with one used before.
-func TestObservationEncoderMatchesCBOR(t *testing.T) {
-	fe, ref := newFastEncoder(t)
-	f := &filler{rng: rand.New(rand.NewPCG(7, 8))}
-	var kept SharedEncodings
-	for i := range 3000 {
-		var o world.Observation
-		f.fill(reflect.ValueOf(&o).Elem(), 0)
-		for _, omit := range []bool{false, true} {
-			want := o
-			if omit {
-				want.AgentIDs = nil
-			}
-			ref, err := ref.Marshal(&want)
-			require.NoError(t, err)
-			if omit { // agent_ids left out, not null
-				ref = withoutKey(t, ref, "agent_ids")
-			}
-			sh := &kept
-			if i%2 == 0 {
-				sh = &SharedEncodings{}
-			}
-			got, err := obsFastEncode(fe, &o, omit, sh)
-			require.NoError(t, err)
-			require.Equal(t, ref, got, "observation %d (without agent_ids: %v)", i, omit)
-		}
-		kept.Reset()
-	}
-}
-
-// withoutKey re-encodes a CBOR map without one of its keys.
-func withoutKey(t *testing.T, b []byte, key string) []byte {
-	t.Helper()
-	var m map[string]cbor.RawMessage
-	require.NoError(t, cbor.Unmarshal(b, &m))
-	delete(m, key)
-	enc, err := cbor.CoreDetEncOptions().EncMode()
-	require.NoError(t, err)
-	out, err := enc.Marshal(m)
-	require.NoError(t, err)
-	return out
-}
-
-// obsFastEncode encodes o with fe's obsEncoder.
-func obsFastEncode(fe *fastEncoder, o *world.Observation, omitAgentIDs bool, s *SharedEncodings) ([]byte, error) {
-	fe.obsFastOnce.Do(func() { fe.obsFast = fe.newObsEncoder() })
-	return fe.obsFast.encode(nil, o, omitAgentIDs, s)
 }
