@@ -6,7 +6,9 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unsafe"
 
+	"github.com/arena-sim/arena/internal/prefetch"
 	"github.com/arena-sim/arena/nav"
 )
 
@@ -249,12 +251,21 @@ func (v *viewer) obstacles(dst []EntityView) []EntityView {
 			c.anchor, c.valid = v.self.Pos, true
 		}
 		px, pz := v.self.Pos[0], v.self.Pos[2]
+		from := len(v.cands)
 		for _, i := range c.idx {
 			g := &w.obstacleGeo[i]
 			dx, dz := px-g.x, pz-g.z
 			if d := math.Sqrt(dx*dx + dz*dz); d-g.extent <= v.radius { // GroundDist
-				v.add(d, w.obstacles[i].Name, int(i))
+				if !w.noPrefetch {
+					prefetch.Of(w.obstacles[i])
+				}
+				v.add(d, "", int(i))
 			}
+		}
+		// The names, once every obstacle in view has been asked for: on a
+		// large world they are scattered over the heap.
+		for k := from; k < len(v.cands); k++ {
+			v.cands[k].name = w.obstacles[v.cands[k].idx].Name
 		}
 	} else {
 		for _, i := range w.obstaclesNear(v.self.Pos, v.radius, nil) {
@@ -386,6 +397,14 @@ func (v *viewer) agents(dst []EntityView) ([]EntityView, int) {
 	if v.maxAgents > 0 && n > v.maxAgents {
 		n = v.maxAgents
 		selectSmallest(keys, n)
+	}
+	if !w.noPrefetch {
+		// The agents listed are scattered over the heap: ask for the
+		// lines their views read all at once, before the sort, rather
+		// than wait on each in turn below.
+		for _, k := range keys[:n] {
+			prefetch.Bytes(unsafe.Pointer(w.agents[w.agentByRank[uint32(k)]]), agentViewBytes)
+		}
 	}
 	slices.Sort(keys[:n])
 	for _, k := range keys[:n] {

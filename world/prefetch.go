@@ -100,3 +100,7 @@ func (w *World) prefetchWalk(i int) {
 		}
 	}
 }
+
+// agentViewBytes is how far into an Agent the fields that another agent's
+// view of it reads go (ID, Team, Health, shown, status.Status).
+const agentViewBytes = unsafe.Offsetof(Agent{}.status) + unsafe.Offsetof(ActionStatus{}.Status) + unsafe.Sizeof("")

@@ -102,3 +102,26 @@ func BenchmarkWorkersSpeedup(b *testing.B) {
 	b.ReportMetric(p25, "turn-speedup-p25")
 	b.ReportMetric(p75, "turn-speedup-p75")
 }
+
+// BenchmarkDensity measures issue 19's constant-density target, the cost of
+// an agent-step at 16,000 agents on 1024² over its cost at 1,000 on 256²
+// (one worker each), on the two worlds taking turns of about the same wall
+// time (128 ticks of the small one, 8 of the large one), so that the host's
+// swings, which moved separate runs of BenchmarkScaling by half, weigh on
+// both alike: b.N ticks of the small world, after 20 warm ones each.
+// density-ratio is the large world's time per agent-step over the small
+// one's; turn-ratio-p25 and -p75 the quartiles of the same ratio over each
+// pair of turns. ns/op counts the worlds' building too: read the metrics.
+func BenchmarkDensity(b *testing.B) {
+	large := benchworld.Options{Seed: 1, Agents: 16000, Size: 1024}
+	res, err := benchworld.Interleave(context.Background(), benchworld.Twins{
+		Options: benchworld.Options{Seed: 1, Agents: 1000, Size: 256}, Warm: 20, Ticks: b.N, Turn: 32, Workers: 1,
+		AgainstOptions: &large, Against: 1})
+	require.NoError(b, err)
+	b.ReportMetric(res.Speedup(), "density-ratio")
+	b.ReportMetric(1e9/res.AgentStepsPerSec(), "small-ns/agent-step")
+	b.ReportMetric(1e9/res.AgainstAgentStepsPerSec(), "large-ns/agent-step")
+	p25, p75 := res.TurnQuartiles()
+	b.ReportMetric(p25, "turn-ratio-p25")
+	b.ReportMetric(p75, "turn-ratio-p75")
+}

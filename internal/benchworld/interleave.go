@@ -1,6 +1,7 @@
 package benchworld
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +18,11 @@ import (
 // Twins configures Interleave: two worlds generated from Options, one run
 // on Workers workers and the other on Against, for Ticks ticks each, taking
 // turns of Turn ticks, after Warm ticks that each runs alone, untimed.
+//
+// With AgainstOptions set, the Against side's world is generated from those
+// instead (a world of another size, to compare the cost of an agent-step in
+// the two: BenchmarkDensity), and runs AgainstTurn ticks a turn, as many
+// turns as the other side; the two sides' states are then not compared.
 type Twins struct {
 	Options
 	Warm    int
@@ -27,6 +33,10 @@ type Twins struct {
 	// AgainstFirst gives the first turn to the Against side (alternate it
 	// between runs, so that no order effect always favours one side).
 	AgainstFirst bool
+	// AgainstOptions and AgainstTurn [Turn] make the Against side another
+	// world.
+	AgainstOptions *Options
+	AgainstTurn    int
 }
 
 // DefaultTurn is Twins.Turn's default.
@@ -35,15 +45,16 @@ const DefaultTurn = 25
 // Interleaved is what Interleave measured. Time and AgainstTime are the
 // sides' wall time in their ticks (the worlds' building, the warm ticks and
 // the runs' ends left out; what a run does before its first tick falls in
-// each side's first turn); TurnSpeedups holds, for every pair of turns over
-// the same ticks, the Against side's time over the Workers side's, sorted.
+// each side's first turn), Ticks and AgainstTicks the ticks each ran;
+// TurnSpeedups holds, for every pair of turns, the Against side's time per
+// agent-step over the Workers side's, sorted.
 type Interleaved struct {
-	Ticks        int
-	Agents       int
-	Time         time.Duration
-	AgainstTime  time.Duration
-	TurnSpeedups []float64
-	StateHash    string // the same on both sides, or Interleave fails
+	Ticks, AgainstTicks   int
+	Agents, AgainstAgents int
+	Time                  time.Duration
+	AgainstTime           time.Duration
+	TurnSpeedups          []float64
+	StateHash             string // twins: the same on both sides, or Interleave fails
 }
 
 // AgentStepsPerSec is the Workers side's throughput.
@@ -53,11 +64,14 @@ func (r Interleaved) AgentStepsPerSec() float64 {
 
 // AgainstAgentStepsPerSec is the Against side's throughput.
 func (r Interleaved) AgainstAgentStepsPerSec() float64 {
-	return float64(r.Ticks) * float64(r.Agents) / r.AgainstTime.Seconds()
+	return float64(r.AgainstTicks) * float64(r.AgainstAgents) / r.AgainstTime.Seconds()
 }
 
-// Speedup is the Workers side's throughput over the Against side's.
-func (r Interleaved) Speedup() float64 { return r.AgainstTime.Seconds() / r.Time.Seconds() }
+// Speedup is the Workers side's throughput over the Against side's: for
+// twins, the Against side's time over the Workers side's; for worlds of
+// different sizes, the larger's cost of an agent-step over the smaller's
+// when the larger is the Against side.
+func (r Interleaved) Speedup() float64 { return r.AgentStepsPerSec() / r.AgainstAgentStepsPerSec() }
 
 // TurnQuartiles are the lower and upper quartiles of TurnSpeedups (nearest
 // rank, symmetric: with four turns, the second and the third).
@@ -91,9 +105,15 @@ func Interleave(ctx context.Context, t Twins) (Interleaved, error) {
 	if turn <= 0 {
 		turn = DefaultTurn
 	}
+	opts, turns, ticks := [2]Options{t.Options, t.Options}, [2]int{turn, turn}, [2]int{t.Ticks, t.Ticks}
+	twins := t.AgainstOptions == nil
+	if !twins {
+		opts[1], turns[1] = *t.AgainstOptions, cmp.Or(max(t.AgainstTurn, 0), turn)
+		ticks[1] = (t.Ticks + turn - 1) / turn * turns[1]
+	}
 	var sides [2]twin
 	for i, n := range []int{t.Workers, t.Against} {
-		w, ctrls, err := New(t.Options)
+		w, ctrls, err := New(opts[i])
 		if err != nil {
 			return Interleaved{}, err
 		}
@@ -107,8 +127,8 @@ func Interleave(ctx context.Context, t Twins) (Interleaved, error) {
 				return Interleaved{}, err
 			}
 		}
-		r.MaxTicks = w.Tick() + t.Ticks
-		sides[i] = twin{w: w, r: r, n: t.Ticks, baton: make(chan struct{}, 1)}
+		r.MaxTicks = w.Tick() + ticks[i]
+		sides[i] = twin{w: w, r: r, n: ticks[i], turn: turns[i], baton: make(chan struct{}, 1)}
 	}
 	// Building the worlds left garbage that the collector would otherwise
 	// mark and sweep during the first turns, on the core the second worker
@@ -118,37 +138,41 @@ func Interleave(ctx context.Context, t Twins) (Interleaved, error) {
 	if t.AgainstFirst {
 		first = 1
 	}
-	playTurns(ctx, &sides, turn, first)
+	playTurns(ctx, &sides, first)
 	a, b := &sides[0], &sides[1]
 	// A run stopped by the context ends without an error of its own.
 	if err := errors.Join(a.err, b.err, ctx.Err()); err != nil {
 		return Interleaved{}, err
 	}
-	if a.ticks != b.ticks || len(a.turns) != len(b.turns) {
+	if (twins && a.ticks != b.ticks) || len(a.turns) != len(b.turns) {
 		return Interleaved{}, fmt.Errorf("interleave: the sides ran %d and %d ticks in %d and %d turns",
 			a.ticks, b.ticks, len(a.turns), len(b.turns))
 	}
-	res := Interleaved{Ticks: a.ticks, Agents: len(a.w.Agents()), StateHash: world.FormatHash(a.w.StateHash())}
-	if h := world.FormatHash(b.w.StateHash()); h != res.StateHash {
-		return Interleaved{}, fmt.Errorf("interleave: %d workers ended with state hash %s, %d workers with %s",
-			t.Workers, res.StateHash, t.Against, h)
+	res := Interleaved{Ticks: a.ticks, AgainstTicks: b.ticks, Agents: len(a.w.Agents()), AgainstAgents: len(b.w.Agents())}
+	if twins {
+		res.StateHash = world.FormatHash(a.w.StateHash())
+		if h := world.FormatHash(b.w.StateHash()); h != res.StateHash {
+			return Interleaved{}, fmt.Errorf("interleave: %d workers ended with state hash %s, %d workers with %s",
+				t.Workers, res.StateHash, t.Against, h)
+		}
 	}
+	perStep := func(s *twin, k int) float64 { return s.turns[k].Seconds() / float64(s.turnTicks[k]*len(s.w.Agents())) }
 	for k := range a.turns {
 		res.Time += a.turns[k]
 		res.AgainstTime += b.turns[k]
-		res.TurnSpeedups = append(res.TurnSpeedups, b.turns[k].Seconds()/a.turns[k].Seconds())
+		res.TurnSpeedups = append(res.TurnSpeedups, perStep(b, k)/perStep(a, k))
 	}
 	slices.Sort(res.TurnSpeedups)
 	return res, nil
 }
 
-// playTurns runs the two sides' runners in turns of turn ticks, sides[first]
-// first.
-func playTurns(ctx context.Context, sides *[2]twin, turn, first int) {
+// playTurns runs the two sides' runners in turns of their turn's ticks,
+// sides[first] first.
+func playTurns(ctx context.Context, sides *[2]twin, first int) {
 	sides[0].other, sides[1].other = &sides[1], &sides[0]
 	var wg sync.WaitGroup
 	for i := range sides {
-		wg.Go(func() { sides[i].run(ctx, turn) })
+		wg.Go(func() { sides[i].run(ctx) })
 	}
 	sides[first].pass()
 	wg.Wait()
@@ -157,15 +181,17 @@ func playTurns(ctx context.Context, sides *[2]twin, turn, first int) {
 // twin is one side of Interleave. It runs while it holds the baton, and
 // hands it to the other at the end of each turn and when its run ends.
 type twin struct {
-	w     *world.World
-	r     *engine.Runner
-	n     int // ticks to run
-	baton chan struct{}
-	other *twin
-	done  atomic.Bool // its run is over: the other side no longer waits for it
-	ticks int
-	turns []time.Duration // the wall time of each turn
-	err   error
+	w         *world.World
+	r         *engine.Runner
+	n         int // ticks to run
+	turn      int // ticks a turn
+	baton     chan struct{}
+	other     *twin
+	done      atomic.Bool // its run is over: the other side no longer waits for it
+	ticks     int
+	turns     []time.Duration // the wall time of each turn
+	turnTicks []int           // and its ticks
+	err       error
 }
 
 // pass gives s the baton. A baton already waiting for it (a cancelled
@@ -180,7 +206,7 @@ func (s *twin) pass() {
 
 // run plays s's runner: it waits for the baton before the first tick and,
 // handing it over, at the end of every turn but the last.
-func (s *twin) run(ctx context.Context, turn int) {
+func (s *twin) run(ctx context.Context) {
 	defer func() {
 		s.done.Store(true)
 		s.other.pass()
@@ -199,10 +225,10 @@ func (s *twin) run(ctx context.Context, turn int) {
 		last = time.Now()
 		s.ticks++
 		inTurn++
-		if s.ticks%turn != 0 || s.ticks == s.n || s.other.done.Load() {
+		if s.ticks%s.turn != 0 || s.ticks == s.n || s.other.done.Load() {
 			return
 		}
-		s.turns = append(s.turns, last.Sub(start))
+		s.turns, s.turnTicks = append(s.turns, last.Sub(start)), append(s.turnTicks, inTurn)
 		s.r.ReleaseHelpers() // no spinning into the other side's turn
 		s.other.pass()
 		select {
@@ -213,6 +239,6 @@ func (s *twin) run(ctx context.Context, turn int) {
 	}
 	_, s.err = s.r.Run(ctx)
 	if inTurn > 0 { // an episode may end on a turn's boundary
-		s.turns = append(s.turns, last.Sub(start))
+		s.turns, s.turnTicks = append(s.turns, last.Sub(start)), append(s.turnTicks, inTurn)
 	}
 }

@@ -86,12 +86,12 @@ func TestPlayTurnsOutlivesAFailingSide(t *testing.T) {
 			w, ctrls, err := New(Options{Seed: 2, Agents: 10, Size: 32})
 			require.NoError(t, err)
 			sides[i] = twin{w: w, r: &engine.Runner{World: w, Controllers: ctrls, MaxTicks: 12, Workers: 1}, n: 12,
-				baton: make(chan struct{}, 1)}
+				turn: 3, baton: make(chan struct{}, 1)}
 		}
 		sides[0].r.Gatherer = failing{}
 		done := make(chan struct{})
 		go func() {
-			playTurns(context.Background(), &sides, 3, first)
+			playTurns(context.Background(), &sides, first)
 			close(done)
 		}()
 		select {
@@ -145,9 +145,9 @@ func TestPlayTurnsRunsOneSideAtATime(t *testing.T) {
 		id := w.Agents()[0].ID
 		ctrls[id] = recorder{&mu, &log, name, ctrls[id]}
 		sides[i] = twin{w: w, r: &engine.Runner{World: w, Controllers: ctrls, MaxTicks: 11, Workers: 2 - i},
-			n: 11, baton: make(chan struct{}, 1)}
+			n: 11, turn: 4, baton: make(chan struct{}, 1)}
 	}
-	playTurns(context.Background(), &sides, 4, 0)
+	playTurns(context.Background(), &sides, 0)
 	require.NoError(t, sides[0].err)
 	require.NoError(t, sides[1].err)
 	var want []string
@@ -161,4 +161,47 @@ func TestPlayTurnsRunsOneSideAtATime(t *testing.T) {
 	require.Equal(t, want, log)
 	require.Len(t, sides[0].turns, 3)
 	require.Len(t, sides[1].turns, 3)
+}
+
+// TestInterleaveWorldsOfTwoSizes: with AgainstOptions the Against side is
+// another world, which runs AgainstTurn ticks a turn for as many turns as
+// the other side (five: four of 5 ticks and one of 3 against five of 2),
+// and the two are compared per agent-step, turn by turn.
+func TestInterleaveWorldsOfTwoSizes(t *testing.T) {
+	small, large := Options{Seed: 5, Agents: 20, Size: 32}, Options{Seed: 5, Agents: 80, Size: 64}
+	res, err := Interleave(context.Background(), Twins{Options: small, Warm: 3, Ticks: 23, Turn: 5, Workers: 1, Against: 1,
+		AgainstOptions: &large, AgainstTurn: 2, AgainstFirst: true})
+	require.NoError(t, err)
+	require.Equal(t, [4]int{23, 10, 20, 80}, [4]int{res.Ticks, res.AgainstTicks, res.Agents, res.AgainstAgents})
+	require.Len(t, res.TurnSpeedups, 5)
+	require.Empty(t, res.StateHash, "no hash compared between different worlds")
+	perStep := func(d time.Duration, ticks, agents int) float64 { return d.Seconds() / float64(ticks*agents) }
+	require.InDelta(t, perStep(res.AgainstTime, 10, 80)/perStep(res.Time, 23, 20), res.Speedup(), 1e-9)
+	for _, q := range res.TurnSpeedups {
+		require.Positive(t, q)
+	}
+}
+
+// TestPlayTurnsOfTwoLengths: sides with turns of their own lengths (3 and
+// 1 ticks) alternate turn by turn, each running its own turn's ticks.
+func TestPlayTurnsOfTwoLengths(t *testing.T) {
+	var mu sync.Mutex
+	var log []string
+	var sides [2]twin
+	for i, c := range []struct {
+		name        string
+		ticks, turn int
+	}{{"a", 7, 3}, {"b", 3, 1}} {
+		w, ctrls, err := New(Options{Seed: 2, Agents: 10, Size: 32})
+		require.NoError(t, err)
+		id := w.Agents()[0].ID
+		ctrls[id] = recorder{&mu, &log, c.name, ctrls[id]}
+		sides[i] = twin{w: w, r: &engine.Runner{World: w, Controllers: ctrls, MaxTicks: c.ticks, Workers: 1},
+			n: c.ticks, turn: c.turn, baton: make(chan struct{}, 1)}
+	}
+	playTurns(context.Background(), &sides, 1)
+	require.NoError(t, errors.Join(sides[0].err, sides[1].err))
+	require.Equal(t, []string{"b0", "a0", "a1", "a2", "b1", "a3", "a4", "a5", "b2", "a6"}, log)
+	require.Equal(t, []int{3, 3, 1}, sides[0].turnTicks)
+	require.Equal(t, []int{1, 1, 1}, sides[1].turnTicks)
 }
