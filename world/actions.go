@@ -389,7 +389,7 @@ func (w *World) visibleNames(a *Agent, kind entityKind, dst []string) []string {
 		x0, z0, x1, z1 := g.span(x, z, r)
 		for cz := z0; cz <= z1; cz++ {
 			for cx := x0; cx <= x1; cx++ {
-				for _, e := range g.at[cz*g.cols+cx] {
+				for _, e := range g.at(cz*g.cols + cx) {
 					try(w.agents[e.idx].ID, int(e.idx))
 				}
 			}

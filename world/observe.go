@@ -370,7 +370,7 @@ func (v *viewer) agents(dst []EntityView) ([]EntityView, int) {
 				}
 				continue
 			}
-			keys = v.agentKeysIn(keys, g.at[c], self, r2)
+			keys = v.agentKeysIn(keys, g.at(c), self, r2)
 		}
 	}
 	if len(inView) > 0 {
@@ -571,6 +571,7 @@ func (w *World) refreshAgentIndex() {
 			w.agentIdx.insert(int32(i), w.agentRank[i], p[0], p[1])
 		}
 	}
+	w.agentIdx.pack()
 	w.agentIdx.split()
 	w.agentIdxDirty = false
 }

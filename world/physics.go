@@ -549,7 +549,7 @@ func (w *World) recipients(from *Agent, m pendingMessage, dst []*Agent) []*Agent
 	idx := w.recipientIdx[:0]
 	for cz := z0; cz <= z1; cz++ {
 		for cx := x0; cx <= x1; cx++ {
-			for _, e := range g.at[cz*g.cols+cx] {
+			for _, e := range g.at(cz*g.cols + cx) {
 				if dx, dz := e.x-from.Pos[0], e.z-from.Pos[2]; dx*dx+dz*dz <= r*r {
 					idx = append(idx, e.idx)
 				}
