@@ -36,6 +36,8 @@ func cmdBench(ctx context.Context, args []string, stdout io.Writer) error {
 	churn := fs.Float64("churn", 0.01, "--soak: the chance per second that a client drops its connection (it comes back 0.1 to 2 s later)")
 	repeat := fs.Int("repeat", 1, "--ipc: measure this many pairs of a lockstep and an echo run, alternating which goes first, and print each pair's ratios and the medians; --against: this many interleaved runs")
 	against := fs.Int("against", 0, "measure the speedup of --workers over this many workers: --repeat runs, each of a fresh world on --workers and its twin (the same seed) on this many, taking turns of 25 ticks so that the host's swings slow both alike; prints each run's agent-steps/s and the median speedup, and fails if two worlds end in different states")
+	againstAgents := fs.Int("against-agents", 0, "measure the cost of an agent-step in another world against this one's instead (constant density: --agents 1000 --size 256 --against-agents 16000 --against-size 1024 --workers 1): --repeat runs, each of the two worlds taking turns of 32 ticks on --workers each (--against for the other), the other running as many ticks; prints each run's agent-steps/s and the median ratio of the other's time per agent-step to this one's")
+	againstSize := fs.Float64("against-size", 0, "the side of the other world of --against-agents [--size]")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run's ticks to this file; with --ipc, of the measured part of each run, with -lockstep-N or -echo-N before its extension (N counts the pairs from 1)")
 	profileFrom := fs.Int("profile-from", 0, "with --cpuprofile: start the CPU profile after this many ticks, so that it covers only the later part of a long run (the JSON's windows give ns per agent-step by tenth of the run)")
 	traceFile := fs.String("trace", "", "--ipc: write an execution trace (runtime/trace) of the measured part of each run to this file, with -lockstep-N or -echo-N before its extension; `go tool trace` shows the regions of every tick (observe, gather, prepare, apply, worldstep) and of every echo round (observe, gather)")
@@ -43,11 +45,15 @@ func cmdBench(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if err := checkFlags(fs, 0, "agents", "size", "ticks", "tick-rate", "workers", "repeat", "against"); err != nil {
+	if err := checkFlags(fs, 0, "agents", "size", "ticks", "tick-rate", "workers", "repeat", "against", "against-agents", "against-size"); err != nil {
 		return err
 	}
-	if *against > 0 && (*ipcMode || *soak > 0 || *cpuProfile != "" || *memProfile != "") {
-		return fmt.Errorf("bench: --against %d: only for the world bench, without profiles", *against)
+	var other *benchworld.Options // --against-agents, --against-size: another world
+	if *againstAgents > 0 || *againstSize > 0 {
+		other = &benchworld.Options{Seed: *seed, Agents: cmp.Or(*againstAgents, *agents), Size: cmp.Or(*againstSize, *size)}
+	}
+	if (*against > 0 || other != nil) && (*ipcMode || *soak > 0 || *cpuProfile != "" || *memProfile != "") {
+		return fmt.Errorf("bench: --against: only for the world bench, without profiles")
 	}
 	if *soak > 0 {
 		return benchSoak(ctx, stdout, ipcbench.SoakOptions{Agents: *agents, TickRate: *tickRate, Duration: *soak, Churn: *churn, Seed: *seed})
@@ -71,8 +77,10 @@ func cmdBench(ctx context.Context, args []string, stdout io.Writer) error {
 		return fmt.Errorf("bench: --profile-from %d: needs --cpuprofile and fewer than --ticks (%d)", *profileFrom, *ticks)
 	}
 	opt := benchworld.Options{Seed: *seed, Agents: *agents, Size: *size}
-	if *against > 0 {
-		return benchSpeedup(ctx, stdout, opt, *ticks, cmp.Or(*workers, runtime.GOMAXPROCS(0)), *against, max(*repeat, 1), *asJSON)
+	if *against > 0 || other != nil {
+		n := cmp.Or(*workers, runtime.GOMAXPROCS(0))
+		return benchSpeedup(ctx, stdout, benchworld.Twins{Options: opt, Ticks: *ticks, Workers: n, Against: cmp.Or(*against, n),
+			AgainstOptions: other}, max(*repeat, 1), *asJSON)
 	}
 	r, err := benchWorld(ctx, opt, *ticks, *workers, benchProfiles{CPU: *cpuProfile, CPUFrom: *profileFrom, Mem: *memProfile})
 	if err != nil {
@@ -490,21 +498,27 @@ type speedupPair struct {
 	TurnSpeedupP75 float64 `json:"turn_speedup_p75"`
 }
 
-// benchSpeedup measures the bench world on workers workers against a twin
-// on against, repeat times, each time on fresh worlds of the same seed that
+// benchSpeedup measures the bench world on t.Workers workers against a twin
+// on t.Against, repeat times, each time on fresh worlds of the same seed that
 // take turns (benchworld.Interleave: the host's swings slow both alike; the
 // runs alternate which side goes first), and prints every run and the median
 // speedup. Both sides must end with the same state hash: the number of
-// workers changes no state.
-func benchSpeedup(ctx context.Context, stdout io.Writer, opt benchworld.Options, ticks, workers, against, repeat int, asJSON bool) error {
-	if workers == against {
-		return fmt.Errorf("bench: --against %d: the same as --workers (%d)", against, workers)
+// workers changes no state. With t.AgainstOptions the other side is another
+// world, the two take turns of densityTurn ticks each, and the speedup is
+// the other's time per agent-step over this one's (constant density).
+func benchSpeedup(ctx context.Context, stdout io.Writer, t benchworld.Twins, repeat int, asJSON bool) error {
+	twins := t.AgainstOptions == nil
+	if twins && t.Workers == t.Against {
+		return fmt.Errorf("bench: --against %d: the same as --workers (%d)", t.Against, t.Workers)
+	}
+	if !twins {
+		t.Turn = densityTurn
 	}
 	hash := ""
 	pairs := make([]speedupPair, repeat)
 	for i := range pairs {
-		r, err := benchworld.Interleave(ctx, benchworld.Twins{Options: opt, Ticks: ticks, Workers: workers, Against: against,
-			AgainstFirst: i%2 == 1})
+		t.AgainstFirst = i%2 == 1
+		r, err := benchworld.Interleave(ctx, t)
 		if err != nil {
 			return fmt.Errorf("bench: %w", err)
 		}
@@ -522,11 +536,17 @@ func benchSpeedup(ctx context.Context, stdout io.Writer, opt benchworld.Options,
 	}
 	slices.Sort(speedups)
 	median := (speedups[(repeat-1)/2] + speedups[repeat/2]) / 2
+	opt := t.Options
 	if asJSON {
-		return writeJSON(stdout, map[string]any{
-			"agents": opt.Agents, "size": opt.Size, "ticks": ticks, "workers": workers, "against": against,
+		out := map[string]any{
+			"agents": opt.Agents, "size": opt.Size, "ticks": t.Ticks, "workers": t.Workers, "against": t.Against,
 			"repeat": repeat, "pairs": pairs, "speedup": median, "state_hash": hash, "pgo": readBuildInfo().PGO,
-		})
+		}
+		if !twins {
+			delete(out, "state_hash")
+			out["against_agents"], out["against_size"], out["density_ratio"] = t.AgainstOptions.Agents, t.AgainstOptions.Size, median
+		}
+		return writeJSON(stdout, out)
 	}
 	count := func(n int) string {
 		if n == 1 {
@@ -534,15 +554,33 @@ func benchSpeedup(ctx context.Context, stdout io.Writer, opt benchworld.Options,
 		}
 		return fmt.Sprintf("%d workers", n)
 	}
+	if !twins {
+		o := t.AgainstOptions
+		fmt.Fprintf(stdout, "world %gx%g with %d agents on %s against %gx%g with %d on %s, %d ticks a side, in turns of %d\n",
+			opt.Size, opt.Size, opt.Agents, count(t.Workers), o.Size, o.Size, o.Agents, count(t.Against), t.Ticks, t.Turn)
+		for i, p := range pairs {
+			fmt.Fprintf(stdout, "run %d: %.0f against %.0f ns per agent-step, ratio %.3f (turns: quartiles %.3f, %.3f)\n",
+				i+1, 1e9/p.AgentStepsPerSec, 1e9/p.AgainstAgentStepsPerSec, p.Speedup, p.TurnSpeedupP25, p.TurnSpeedupP75)
+		}
+		fmt.Fprintf(stdout, "median ratio of %d runs: %.3f\n", repeat, median)
+		return nil
+	}
 	fmt.Fprintf(stdout, "world %gx%g, %d agents, %d ticks a side, in turns of %d: %s against %s\n",
-		opt.Size, opt.Size, opt.Agents, ticks, benchworld.DefaultTurn, count(workers), count(against))
+		opt.Size, opt.Size, opt.Agents, t.Ticks, benchworld.DefaultTurn, count(t.Workers), count(t.Against))
 	for i, p := range pairs {
 		fmt.Fprintf(stdout, "run %d: %s %.0f, %s %.0f agent-steps/s, speedup %.2f (turns: quartiles %.2f, %.2f)\n",
-			i+1, count(workers), p.AgentStepsPerSec, count(against), p.AgainstAgentStepsPerSec, p.Speedup, p.TurnSpeedupP25, p.TurnSpeedupP75)
+			i+1, count(t.Workers), p.AgentStepsPerSec, count(t.Against), p.AgainstAgentStepsPerSec, p.Speedup, p.TurnSpeedupP25, p.TurnSpeedupP75)
 	}
 	fmt.Fprintf(stdout, "median speedup of %d runs: %.2f; state hash %s after every run\n", repeat, median, hash)
 	return nil
 }
+
+// densityTurn is the turn, in ticks, of two worlds of different sizes
+// (--against-agents): the same on both sides, so that they compare the
+// same ticks of their episodes (crowds form as foragers gather, and an
+// agent-step costs more later on), and long enough that the small world's
+// caches, emptied by the large one's turn, refill in a small part of it.
+const densityTurn = 32
 
 // writeJSON prints v as one line of JSON.
 func writeJSON(w io.Writer, v any) error {

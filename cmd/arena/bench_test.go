@@ -211,8 +211,51 @@ func TestBenchAgainst(t *testing.T) {
 		{"--workers", "2", "--against", "2"},
 		{"--against", "1", "--ipc"},
 		{"--against", "1", "--memprofile", filepath.Join(t.TempDir(), "m.pprof")},
+		{"--against-agents", "40", "--ipc"},
+		{"--against-size", "64", "--cpuprofile", filepath.Join(t.TempDir(), "c.pprof")},
 	} {
 		_, _, err := arena(t, append([]string{"bench", "--agents", "10", "--ticks", "2"}, args...)...)
 		require.ErrorContains(t, err, "--against", args)
 	}
+}
+
+// TestBenchAgainstAnotherWorld: --against-agents and --against-size compare
+// the cost of an agent-step in two worlds (constant density), interleaved
+// in turns of the same ticks: each run's ratio is the other world's time
+// per agent-step over this one's, density_ratio their median, and no state
+// hash is compared between worlds that differ.
+func TestBenchAgainstAnotherWorld(t *testing.T) {
+	out, _, err := arena(t, "bench", "--agents", "20", "--size", "32", "--against-agents", "80", "--against-size", "64",
+		"--workers", "1", "--ticks", "40", "--repeat", "3", "--json")
+	require.NoError(t, err)
+	var r struct {
+		AgainstAgents int     `json:"against_agents"`
+		AgainstSize   float64 `json:"against_size"`
+		Ratio         float64 `json:"density_ratio"`
+		Ticks         int
+		Pairs         []struct {
+			Steps        float64 `json:"agent_steps_per_sec"`
+			AgainstSteps float64 `json:"against_agent_steps_per_sec"`
+			Speedup      float64 `json:"speedup"`
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &r), out)
+	require.NotContains(t, out, "state_hash")
+	require.Equal(t, 80, r.AgainstAgents)
+	require.Equal(t, 64.0, r.AgainstSize)
+	require.Len(t, r.Pairs, 3)
+	var ratios []float64
+	for _, p := range r.Pairs {
+		require.Positive(t, p.AgainstSteps)
+		require.InDelta(t, p.Steps/p.AgainstSteps, p.Speedup, 1e-9)
+		ratios = append(ratios, p.Speedup)
+	}
+	slices.Sort(ratios)
+	require.Equal(t, ratios[1], r.Ratio, "the median")
+
+	text, _, err := arena(t, "bench", "--agents", "20", "--size", "32", "--against-agents", "80", "--against-size", "64",
+		"--workers", "1", "--ticks", "32")
+	require.NoError(t, err)
+	require.Contains(t, text, "in turns of 32")
+	require.Contains(t, text, "median ratio of 1 runs")
 }
