@@ -180,28 +180,16 @@ func TestBenchAgainst(t *testing.T) {
 		Workers, Against, Repeat int
 		Speedup                  float64
 		StateHash                string `json:"state_hash"`
-		Pairs                    []struct {
-			Steps        float64 `json:"agent_steps_per_sec"`
-			AgainstSteps float64 `json:"against_agent_steps_per_sec"`
-			Speedup      float64 `json:"speedup"`
-			P25          float64 `json:"turn_speedup_p25"`
-			P75          float64 `json:"turn_speedup_p75"`
-		}
+		Pairs                    []benchPair
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &r), out)
 	require.Equal(t, 3, r.Workers)
 	require.Equal(t, 1, r.Against)
-	require.Len(t, r.Pairs, 3)
-	var speedups []float64
+	require.Equal(t, requirePairs(t, r.Pairs), r.Speedup, "the median")
 	for _, p := range r.Pairs {
-		require.Positive(t, p.Steps)
-		require.InDelta(t, p.Steps/p.AgainstSteps, p.Speedup, 1e-9)
 		require.Positive(t, p.P25)
 		require.LessOrEqual(t, p.P25, p.P75)
-		speedups = append(speedups, p.Speedup)
 	}
-	slices.Sort(speedups)
-	require.Equal(t, speedups[1], r.Speedup, "the median")
 	// The same world and seed as a plain run: the same final state.
 	plain, _, err := arena(t, "bench", "--agents", "40", "--size", "48", "--ticks", "20", "--json")
 	require.NoError(t, err)
@@ -232,30 +220,42 @@ func TestBenchAgainstAnotherWorld(t *testing.T) {
 		AgainstAgents int     `json:"against_agents"`
 		AgainstSize   float64 `json:"against_size"`
 		Ratio         float64 `json:"density_ratio"`
-		Ticks         int
-		Pairs         []struct {
-			Steps        float64 `json:"agent_steps_per_sec"`
-			AgainstSteps float64 `json:"against_agent_steps_per_sec"`
-			Speedup      float64 `json:"speedup"`
-		}
+		Pairs         []benchPair
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &r), out)
 	require.NotContains(t, out, "state_hash")
 	require.Equal(t, 80, r.AgainstAgents)
 	require.Equal(t, 64.0, r.AgainstSize)
-	require.Len(t, r.Pairs, 3)
-	var ratios []float64
-	for _, p := range r.Pairs {
-		require.Positive(t, p.AgainstSteps)
-		require.InDelta(t, p.Steps/p.AgainstSteps, p.Speedup, 1e-9)
-		ratios = append(ratios, p.Speedup)
-	}
-	slices.Sort(ratios)
-	require.Equal(t, ratios[1], r.Ratio, "the median")
+	require.Equal(t, requirePairs(t, r.Pairs), r.Ratio, "the median")
 
 	text, _, err := arena(t, "bench", "--agents", "20", "--size", "32", "--against-agents", "80", "--against-size", "64",
 		"--workers", "1", "--ticks", "32")
 	require.NoError(t, err)
 	require.Contains(t, text, "in turns of 32")
 	require.Contains(t, text, "median ratio of 1 runs")
+}
+
+// benchPair is one interleaved run of bench --against, as --json prints it.
+type benchPair struct {
+	Steps        float64 `json:"agent_steps_per_sec"`
+	AgainstSteps float64 `json:"against_agent_steps_per_sec"`
+	Speedup      float64 `json:"speedup"`
+	P25          float64 `json:"turn_speedup_p25"`
+	P75          float64 `json:"turn_speedup_p75"`
+}
+
+// requirePairs checks three runs of bench --against, each one's speedup
+// its throughput over the other side's, and returns their median.
+func requirePairs(t *testing.T, pairs []benchPair) float64 {
+	t.Helper()
+	require.Len(t, pairs, 3)
+	var speedups []float64
+	for _, p := range pairs {
+		require.Positive(t, p.Steps)
+		require.Positive(t, p.AgainstSteps)
+		require.InDelta(t, p.Steps/p.AgainstSteps, p.Speedup, 1e-9)
+		speedups = append(speedups, p.Speedup)
+	}
+	slices.Sort(speedups)
+	return speedups[1]
 }
