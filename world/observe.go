@@ -262,8 +262,9 @@ func (v *viewer) obstacles(dst []EntityView) []EntityView {
 				v.add(d, "", int(i))
 			}
 		}
-		// The names, once every obstacle in view has been asked for: on a
-		// large world they are scattered over the heap.
+		// The names (which break ties of distance), once every obstacle in
+		// view has been asked for: on a large world they are scattered over
+		// the heap.
 		for k := from; k < len(v.cands); k++ {
 			v.cands[k].name = w.obstacles[v.cands[k].idx].Name
 		}
@@ -398,7 +399,7 @@ func (v *viewer) agents(dst []EntityView) ([]EntityView, int) {
 		n = v.maxAgents
 		selectSmallest(keys, n)
 	}
-	if !w.noPrefetch {
+	if !w.noPrefetch && v.maxAgents > 0 {
 		// The agents listed are scattered over the heap: ask for the
 		// lines their views read all at once, before the sort, rather
 		// than wait on each in turn below.

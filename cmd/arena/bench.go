@@ -540,10 +540,11 @@ func benchSpeedup(ctx context.Context, stdout io.Writer, t benchworld.Twins, rep
 	if asJSON {
 		out := map[string]any{
 			"agents": opt.Agents, "size": opt.Size, "ticks": t.Ticks, "workers": t.Workers, "against": t.Against,
-			"repeat": repeat, "pairs": pairs, "speedup": median, "state_hash": hash, "pgo": readBuildInfo().PGO,
+			"repeat": repeat, "pairs": pairs, "pgo": readBuildInfo().PGO,
 		}
-		if !twins {
-			delete(out, "state_hash")
+		if twins {
+			out["speedup"], out["state_hash"] = median, hash
+		} else {
 			out["against_agents"], out["against_size"], out["density_ratio"] = t.AgainstOptions.Agents, t.AgainstOptions.Size, median
 		}
 		return writeJSON(stdout, out)

@@ -105,10 +105,11 @@ func BenchmarkWorkersSpeedup(b *testing.B) {
 
 // BenchmarkDensity measures issue 19's constant-density target, the cost of
 // an agent-step at 16,000 agents on 1024² over its cost at 1,000 on 256²
-// (one worker each), on the two worlds taking turns of about the same wall
-// time (128 ticks of the small one, 8 of the large one), so that the host's
-// swings, which moved separate runs of BenchmarkScaling by half, weigh on
-// both alike: b.N ticks of the small world, after 20 warm ones each.
+// (one worker each), on the two worlds taking turns of the same 32 ticks,
+// so that the host's swings, which moved separate runs of BenchmarkScaling
+// by a fifth, weigh on both alike, and each pair of turns covers the same
+// ticks of both episodes (an agent-step costs more later on, as crowds
+// form): b.N ticks each, after 20 warm ones.
 // density-ratio is the large world's time per agent-step over the small
 // one's; turn-ratio-p25 and -p75 the quartiles of the same ratio over each
 // pair of turns. ns/op counts the worlds' building too: read the metrics.

@@ -22,7 +22,9 @@ import (
 // With AgainstOptions set, the Against side's world is generated from those
 // instead (a world of another size, to compare the cost of an agent-step in
 // the two: BenchmarkDensity), and runs AgainstTurn ticks a turn, as many
-// turns as the other side; the two sides' states are then not compared.
+// turns as the other side (the last as short in proportion); the two sides'
+// states are then not compared, and an episode that ends before its ticks
+// is an error.
 type Twins struct {
 	Options
 	Warm    int
@@ -109,7 +111,8 @@ func Interleave(ctx context.Context, t Twins) (Interleaved, error) {
 	twins := t.AgainstOptions == nil
 	if !twins {
 		opts[1], turns[1] = *t.AgainstOptions, cmp.Or(max(t.AgainstTurn, 0), turn)
-		ticks[1] = (t.Ticks + turn - 1) / turn * turns[1]
+		// As many turns, the last one as short in proportion.
+		ticks[1] = t.Ticks/turn*turns[1] + (t.Ticks%turn*turns[1]+turn-1)/turn
 	}
 	var sides [2]twin
 	for i, n := range []int{t.Workers, t.Against} {
@@ -143,6 +146,12 @@ func Interleave(ctx context.Context, t Twins) (Interleaved, error) {
 	// A run stopped by the context ends without an error of its own.
 	if err := errors.Join(a.err, b.err, ctx.Err()); err != nil {
 		return Interleaved{}, err
+	}
+	if !twins && (a.ticks != a.n || b.ticks != b.n) {
+		// The side left would run the rest alone, in one turn that pairs
+		// with nothing of the other's.
+		return Interleaved{}, fmt.Errorf("interleave: an episode ended early (%d of %d ticks, %d of %d): worlds of different sizes are compared over all their ticks",
+			a.ticks, a.n, b.ticks, b.n)
 	}
 	if (twins && a.ticks != b.ticks) || len(a.turns) != len(b.turns) {
 		return Interleaved{}, fmt.Errorf("interleave: the sides ran %d and %d ticks in %d and %d turns",
