@@ -114,7 +114,6 @@ type agentGrid struct {
 	spans   []tileSpan   // per bucket, its entries in entries; empty when it has none
 	entries []agentEntry // packed (see above)
 	staged  []agentEntry // the inserts, in order, until pack
-	stagedC []int32      // and their buckets
 	used    []int32      // the buckets holding entries, so that reset costs the agents, not the map
 	// mortonRank is each bucket's place in the Morton (Z) order of the
 	// buckets and byRank its inverse; usedRanks has a bit per place, set
@@ -185,7 +184,7 @@ func (g *agentGrid) reset() {
 		g.usedRanks[r>>6] &^= 1 << (r & 63)
 	}
 	g.used = g.used[:0]
-	g.entries, g.staged, g.stagedC = g.entries[:0], g.staged[:0], g.stagedC[:0]
+	g.entries, g.staged = g.entries[:0], g.staged[:0]
 	for _, c := range g.splitBuckets {
 		g.tileSpans[c] = tileSpan{}
 	}
@@ -222,8 +221,8 @@ func (g *agentGrid) pack() {
 		}
 	}
 	g.entries = slices.Grow(g.entries[:0], len(g.staged))[:len(g.staged)]
-	for k, e := range g.staged {
-		sp := &g.spans[g.stagedC[k]]
+	for _, e := range g.staged {
+		sp := &g.spans[g.bucket(e.x, e.z)]
 		g.entries[sp.hi] = e
 		sp.hi++
 	}
@@ -281,15 +280,14 @@ func (g *agentGrid) split() {
 // insert files the agent at index idx, of the given rank, standing at (x, z)
 // (pack lays it out).
 func (g *agentGrid) insert(idx, rank int32, x, z float64) {
-	cx, cz := g.coord(x, z)
-	c := cz*g.cols + cx
+	c := g.bucket(x, z)
 	if g.spans[c].hi == 0 {
 		g.used = append(g.used, int32(c))
 		r := g.mortonRank[c]
 		g.usedRanks[r>>6] |= 1 << (r & 63)
 	}
 	g.spans[c].hi++ // counted until pack
-	g.staged, g.stagedC = append(g.staged, agentEntry{idx, rank, x, z}), append(g.stagedC, int32(c))
+	g.staged = append(g.staged, agentEntry{idx, rank, x, z})
 }
 
 // ObserveOrder appends to dst the indices (in Agents) of the living agents in
