@@ -72,12 +72,9 @@ func (c *Codec) Marshal(v any) ([]byte, error) {
 	return b, nil
 }
 
-// sentFrames recycles the buffers of frames written (see marshalFrame), and
-// readFrames those of frames read (see Conn.readLoop), so that an idle
-// connection holds none. Apart, each holds buffers of its own sizes: a
-// decision's buffer taken to encode an observation would be grown, and
-// dropped, every time.
-var sentFrames, readFrames bufPool
+// sentFrames recycles the buffers of frames written (see marshalFrame), so
+// that an idle connection holds none.
+var sentFrames bufPool
 
 // bufPool recycles byte buffers without allocating: a buffer goes back in a
 // box taken from boxes, and its box goes back to boxes, empty, when the

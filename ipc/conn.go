@@ -1,13 +1,10 @@
 package ipc
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
-	"math"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -116,9 +113,11 @@ type Conn struct {
 	// hand-off, often to another processor, for every frame: in lockstep
 	// that delayed the first observations of a tick by hundreds of
 	// microseconds (docs/performance.md).
-	raw     *throughWriter // nil unless nc is a socket
-	writing bool           // a frame is being written, by either
-	partial []byte         // the unwritten end of a frame written through
+	raw     *throughWriter  // nil unless nc is a socket
+	rawRead syscall.RawConn // nc's descriptor, for the reader; nil unless nc is a socket
+	reads   atomic.Int64    // the reader's read system calls on rawRead (for tests)
+	writing bool            // a frame is being written, by either
+	partial []byte          // the unwritten end of a frame written through
 
 	// awaiting is 1 + the tick whose decision the owner awaits (Await), 0
 	// for none; the reader takes it with the first decision for that tick.
@@ -144,7 +143,7 @@ func NewConn(ctx context.Context, nc net.Conn, codec *Codec, opt ConnOptions, in
 	})
 	if sc, ok := nc.(syscall.Conn); ok {
 		if raw, err := sc.SyscallConn(); err == nil {
-			c.raw = newThroughWriter(raw)
+			c.raw, c.rawRead = newThroughWriter(raw), raw
 		}
 	}
 	go c.readLoop()
@@ -417,137 +416,6 @@ func (c *Conn) writeLoop() {
 			releaseFrame(frame)
 		}
 	}
-}
-
-func (c *Conn) readLoop() {
-	// Buffered: a frame usually takes one read system call, not two.
-	live := &liveReader{c: c, last: time.Now()}
-	r := bufio.NewReaderSize(live, 4096)
-	c.nc.SetReadDeadline(live.last.Add(c.opt.PingInterval))
-	hello := false // a hello was handed on
-	for {
-		frame, err := c.readFrame(r, hello)
-		if err != nil {
-			var pe *ProtocolError
-			if errors.As(err, &pe) && !pe.Fatal {
-				c.Send(NewError(pe))
-				continue
-			}
-			if errors.As(err, &pe) {
-				c.fail(pe)
-			} else if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
-				c.setErr(fmt.Errorf("read from %s: %w", c.nc.RemoteAddr(), err))
-			}
-			break
-		}
-		msg, err := c.codec.Decode(frame)
-		readFrames.put(frame) // the message holds none of it
-		if err != nil {
-			var pe *ProtocolError
-			if errors.As(err, &pe) {
-				c.Send(NewError(pe))
-				continue
-			}
-			slog.Warn("decode", "remote", c.nc.RemoteAddr(), "err", err)
-			continue
-		}
-		switch m := msg.(type) {
-		case *Ping:
-			c.Send(Pong{Type: "pong", ID: m.ID})
-			continue
-		case *Pong: // an answer to our ping: it has done its work by arriving
-			continue
-		case *Hello:
-			hello = true
-		}
-		awaited := false
-		if d, ok := msg.(*Decision); ok && d.Tool != "" && d.Tick >= 0 && d.Tick < 1<<53 && d.Tick == math.Trunc(d.Tick) {
-			awaited = c.awaiting.CompareAndSwap(int64(d.Tick)+1, 0)
-		}
-		if !c.inbox.put(Incoming{Conn: c, Msg: msg}, awaited, c.done) {
-			c.notifyEnd()
-			return
-		}
-		if _, bye := msg.(*Bye); bye { // delivered first, then the close
-			break
-		}
-	}
-	c.Close()
-	<-c.done
-	c.notifyEnd()
-}
-
-// liveReader reads from a connection, checking that the client is alive:
-// when nothing has arrived for PingInterval it sends the client a ping, and
-// when nothing arrives for PongWait after that, it gives up.
-//
-// The read deadline is not moved after every read (that cost a timer update
-// per message): a read notes the time, and a deadline that expires less than
-// PingInterval after the last read is moved to PingInterval after it.
-type liveReader struct {
-	c      *Conn
-	pinged bool
-	pings  uint64    // the id of the last ping sent
-	last   time.Time // when something was last read (or the reader started)
-}
-
-func (r *liveReader) Read(p []byte) (int, error) {
-	c := r.c
-	for {
-		n, err := c.nc.Read(p)
-		if n > 0 || err == nil {
-			r.last = time.Now()
-			if r.pinged { // the deadline was the ping's answer's
-				r.pinged = false
-				c.nc.SetReadDeadline(r.last.Add(c.opt.PingInterval))
-			}
-			return n, err
-		}
-		// (Declared here, as it escapes: a read that returns data
-		// allocates nothing.)
-		var ne net.Error
-		switch {
-		case !errors.As(err, &ne) || !ne.Timeout():
-			return n, err
-		case r.pinged:
-			return n, fmt.Errorf("no answer to a ping within %v: %w", c.opt.PongWait, err)
-		}
-		if due := r.last.Add(c.opt.PingInterval); time.Now().Before(due) {
-			c.nc.SetReadDeadline(due) // the client spoke since the deadline was set
-			continue
-		}
-		r.pinged = true
-		r.pings++
-		id, _ := c.codec.Marshal(r.pings)
-		c.Send(Ping{Type: "ping", ID: id})
-		c.nc.SetReadDeadline(time.Now().Add(c.opt.PongWait))
-	}
-}
-
-// readFrame reads the next frame into a pooled buffer, which the caller
-// releases. Until the connection is admitted its frames are limited to
-// MaxHelloFrame; a larger one right after a hello waits for the verdict on
-// that hello. The buffer grows only as the frame's bytes arrive.
-func (c *Conn) readFrame(r io.Reader, hello bool) ([]byte, error) {
-	n, err := readLength(r)
-	if err != nil {
-		return nil, err
-	}
-	if n > c.opt.MaxHelloFrame && hello && !c.Admitted() {
-		select {
-		case <-c.admitted:
-		case <-c.done:
-			return nil, net.ErrClosed
-		}
-	}
-	limit, when := c.opt.MaxFrame, ""
-	if !c.Admitted() {
-		limit, when = c.opt.MaxHelloFrame, " before hello"
-	}
-	if err := checkLength(n, limit, when); err != nil {
-		return nil, err
-	}
-	return readBody(r, n, readFrames.get())
 }
 
 // notifyEnd tells the inbox's owner the connection has ended. It waits as long

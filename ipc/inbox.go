@@ -44,20 +44,31 @@ func (q *Inbox) Put(in Incoming, done <-chan struct{}) bool { return q.put(in, f
 
 // put is Put; an awaited decision wakes the owner only with enough others.
 func (q *Inbox) put(in Incoming, awaited bool, done <-chan struct{}) bool {
-	q.mu.Lock()
-	for len(q.queue) >= q.size || (in.Conn != nil && in.Conn.inInbox >= PerConn) {
-		if q.space == nil {
-			q.space = make(chan struct{})
+	for {
+		space := q.offer(in, awaited)
+		if space == nil {
+			return true
 		}
-		space := q.space
-		q.wake() // only the owner makes room
-		q.mu.Unlock()
 		select {
 		case <-space:
 		case <-done:
 			return false
 		}
-		q.mu.Lock()
+	}
+}
+
+// offer leaves a message, as put does, unless the inbox or the connection's
+// share of it is full: then it leaves nothing, wakes the owner (only the
+// owner makes room) and returns a channel closed when there may be room.
+func (q *Inbox) offer(in Incoming, awaited bool) <-chan struct{} {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.queue) >= q.size || (in.Conn != nil && in.Conn.inInbox >= PerConn) {
+		if q.space == nil {
+			q.space = make(chan struct{})
+		}
+		q.wake()
+		return q.space
 	}
 	q.queue = append(q.queue, in)
 	if in.Conn != nil {
@@ -69,8 +80,7 @@ func (q *Inbox) put(in Incoming, awaited bool, done <-chan struct{}) bool {
 	if !awaited || q.awaited >= q.want {
 		q.wake()
 	}
-	q.mu.Unlock()
-	return true
+	return nil
 }
 
 // wake signals Ready if the owner armed it, and disarms; q.mu is held.
