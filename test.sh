@@ -74,6 +74,7 @@ go test -run '^$' -fuzz '^FuzzParse$' -fuzztime 20000x -fuzzminimizetime 500x ./
 go test -run '^$' -fuzz '^FuzzValidate$' -fuzztime 12000x -fuzzminimizetime 500x ./tools
 go test -run '^$' -fuzz '^FuzzReadFrame$' -fuzztime 80000x -fuzzminimizetime 500x ./ipc
 go test -run '^$' -fuzz '^FuzzDecode$' -fuzztime 80000x -fuzzminimizetime 500x ./ipc
+go test -run '^$' -fuzz '^FuzzReaderHandsOnWhatReadFrameReads$' -fuzztime 8000x -fuzzminimizetime 200x ./ipc
 go test -run '^$' -fuzz '^FuzzReadReplay$' -fuzztime 60000x -fuzzminimizetime 500x ./engine
 go test -run '^$' -fuzz '^FuzzComponentTools$' -fuzztime 150000x -fuzzminimizetime 500x ./components
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -198,4 +199,93 @@ func TestReaderReadsAConnThatIsNotASocket(t *testing.T) {
 	require.Equal(t, float64(2), (<-inbox).Msg.(*ipc.Decision).Tick)
 	waitEnd(t, inbox, 3*time.Second)
 	require.Zero(t, c.SocketReads())
+}
+
+// FuzzReaderHandsOnWhatReadFrameReads: whatever bytes a client sends, in
+// whatever pieces, the reader hands on the messages that reading the same
+// bytes with ReadFrame and decoding them gives (pings answered, not handed
+// on), stopping where ReadFrame stops, for the same reason.
+func FuzzReaderHandsOnWhatReadFrameReads(f *testing.F) {
+	frame := func(v any) []byte {
+		b, err := cbor.Marshal(v)
+		if err != nil {
+			f.Fatal(err)
+		}
+		return ipc.AppendFrame(nil, b)
+	}
+	decision := frame(map[string]any{"type": "decision", "tick": 1, "tool": "idle"})
+	f.Add(decision, uint16(1))
+	f.Add(append(append(decision, frame(map[string]any{"type": "ping", "id": 7})...), decision...), uint16(5))
+	f.Add(append(decision, 0, 0, 0), uint16(4096))
+	f.Add(append([]byte{0, 0, 0, 0}, decision...), uint16(3))
+	f.Add(append(decision, 0, 1, 0, 1), uint16(2))
+	f.Add(append(frame(map[string]any{"type": "bye"}), decision...), uint16(7))
+	f.Add(append(binary.BigEndian.AppendUint32(nil, 5), []byte("hello")...), uint16(9))
+	f.Add(frame(map[string]any{"type": "decision", "tick": 2, "tool": "say", "reasoning": strings.Repeat("x", 9000)}), uint16(1000))
+	const maxFrame = 1 << 16
+	c := codec(f)
+	f.Fuzz(func(t *testing.T, stream []byte, split uint16) {
+		// What ReadFrame and Decode make of the stream.
+		var want []any
+		wantEnd := ""
+		for r := bytes.NewReader(stream); ; {
+			fr, err := ipc.ReadFrame(r, maxFrame, nil)
+			var pe *ipc.ProtocolError
+			if errors.As(err, &pe) && !pe.Fatal {
+				continue // an empty frame
+			}
+			if err != nil {
+				if !errors.Is(err, io.EOF) {
+					wantEnd = err.Error()
+				}
+				break
+			}
+			msg, err := c.Decode(fr)
+			if err != nil {
+				continue
+			}
+			if _, ping := msg.(*ipc.Ping); ping {
+				continue
+			}
+			if _, pong := msg.(*ipc.Pong); pong {
+				continue
+			}
+			want = append(want, msg)
+			if _, bye := msg.(*ipc.Bye); bye {
+				break
+			}
+		}
+
+		conn, client, inbox := serve(t, ipc.ConnOptions{MaxFrame: maxFrame, PingInterval: time.Hour})
+		conn.Admit()
+		go io.Copy(io.Discard, client) // the answers to errors and pings
+		go func() {
+			step := max(int(split), 1)
+			for b := stream; len(b) > 0; b = b[min(step, len(b)):] {
+				if _, err := client.Write(b[:min(step, len(b))]); err != nil {
+					return
+				}
+			}
+			client.(*net.UnixConn).CloseWrite()
+		}()
+		var got []any
+		for {
+			select {
+			case in := <-inbox:
+				if in.Msg != nil {
+					got = append(got, in.Msg)
+					continue
+				}
+				require.Equal(t, want, got)
+				if wantEnd == "" {
+					require.NoError(t, in.Err)
+				} else {
+					require.ErrorContains(t, in.Err, wantEnd)
+				}
+				return
+			case <-time.After(10 * time.Second):
+				t.Fatalf("no end; got %d messages of %d", len(got), len(want))
+			}
+		}
+	})
 }
