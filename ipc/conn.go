@@ -116,6 +116,7 @@ type Conn struct {
 	raw     *throughWriter  // nil unless nc is a socket
 	rawRead syscall.RawConn // nc's descriptor, for the reader; nil unless nc is a socket
 	reads   atomic.Int64    // the reader's read system calls on rawRead (for tests)
+	closed  atomic.Bool     // set as nc is closed: the reader stops reading
 	writing bool            // a frame is being written, by either
 	partial []byte          // the unwritten end of a frame written through
 
@@ -364,6 +365,7 @@ func (c *Conn) setErr(err error) {
 func (c *Conn) shutdown() {
 	c.closeMu.Do(func() {
 		c.helloTime.Stop()
+		c.closed.Store(true)
 		c.nc.Close()
 		close(c.done)
 	})

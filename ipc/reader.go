@@ -11,12 +11,13 @@ import (
 	"os"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 // readBufSize is what a connection's reader reads into at once, so that a
 // frame usually takes one read system call; a larger frame grows the
 // buffer as its bytes arrive, and the buffer goes back to this size once
-// the frame is handed on.
+// every byte read is handed on.
 const readBufSize = 4096
 
 // errWouldBlock: the socket has nothing to read now.
@@ -46,12 +47,16 @@ var errWouldBlock = errors.New("would block")
 // PingInterval. Any other message, or a decision that is not the one
 // awaited, is followed by a read as before.
 //
-// Nothing inside RawConn.Read waits on anything but the socket (Close waits
-// for it to return): a message the inbox has no room for, or a large frame
-// that waits for the verdict on a hello, ends it and is waited for outside.
+// Close waits for a RawConn.Read to return, so nothing inside it waits on
+// anything but the socket, and it returns once the connection is closing
+// (Conn.closed), however fast the client sends: a message the inbox has no
+// room for, or a large frame that waits for the verdict on a hello, ends it
+// and is waited for outside.
 func (c *Conn) readLoop() {
 	fr := &frameReader{c: c, live: liveReader{c: c, last: time.Now()}, base: make([]byte, readBufSize), need: 4}
 	fr.buf = fr.base
+	_, fr.unix = c.nc.(*net.UnixConn)
+	fr.msg.Iov, fr.msg.Iovlen = &fr.iov, 1
 	fr.readFD, fr.readConn = fr.readSocket, fr.live.Read
 	fr.pump = func(fd uintptr) bool {
 		fr.fd = int(fd)
@@ -105,7 +110,11 @@ type frameReader struct {
 	awaited  bool // pending is an awaited decision
 	over     bool // reading is over; err says why (nil: a bye)
 	err      error
+	readErr  error // a read's error, for once the bytes that came with it are handed on
 	fd       int
+	unix     bool // a Unix socket (see readSocket)
+	msg      syscall.Msghdr
+	iov      syscall.Iovec
 	readFD   func([]byte) (int, error) // readSocket and live.Read, bound once
 	readConn func([]byte) (int, error)
 	pump     func(fd uintptr) bool
@@ -119,7 +128,16 @@ func (fr *frameReader) run(read func([]byte) (int, error)) bool {
 		if fr.handOn() {
 			return true
 		}
-		if fr.skipRead {
+		switch {
+		case fr.readErr != nil: // after the frames that came with it
+			fr.stop(fr.readErr)
+			return true
+		case fr.c.closed.Load():
+			// Close waits for the socket's read to return: a client that
+			// never lets the socket empty must not hold it open.
+			fr.stop(net.ErrClosed)
+			return true
+		case fr.skipRead:
 			fr.skipRead = false
 			return false
 		}
@@ -129,16 +147,33 @@ func (fr *frameReader) run(read func([]byte) (int, error)) bool {
 		case err == errWouldBlock:
 			return false
 		case err != nil:
-			fr.stop(err)
-			return true
+			fr.readErr = err
 		}
 	}
 }
 
-// readSocket reads from the descriptor.
+// readSocket reads from the descriptor. A Unix socket is read with recvmsg
+// and no room for ancillary data: a read stops after bytes that came with
+// file descriptors (which the kernel then closes), whatever follows them,
+// and MSG_CTRUNC tells it did, so that such a short read is not taken for
+// one that emptied the socket.
 func (fr *frameReader) readSocket(p []byte) (int, error) {
 	for {
-		n, err := syscall.Read(fr.fd, p)
+		var n int
+		var err error
+		ctrunc := false
+		if fr.unix {
+			fr.iov.Base = &p[0]
+			fr.iov.SetLen(len(p))
+			fr.msg.Flags = 0
+			r, _, e := syscall.Syscall(syscall.SYS_RECVMSG, uintptr(fr.fd), uintptr(unsafe.Pointer(&fr.msg)), 0)
+			n, ctrunc = int(r), fr.msg.Flags&syscall.MSG_CTRUNC != 0
+			if e != 0 {
+				n, err = -1, e
+			}
+		} else {
+			n, err = syscall.Read(fr.fd, p)
+		}
 		fr.c.reads.Add(1)
 		switch {
 		case err == syscall.EINTR:
@@ -151,7 +186,7 @@ func (fr *frameReader) readSocket(p []byte) (int, error) {
 			return 0, io.EOF
 		}
 		fr.live.heard()
-		fr.short = n < len(p)
+		fr.short = n < len(p) && !ctrunc
 		return n, nil
 	}
 }
