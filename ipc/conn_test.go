@@ -18,6 +18,15 @@ import (
 // serve accepts one connection on a fresh Unix socket and wraps it in a Conn.
 func serve(t *testing.T, opt ipc.ConnOptions) (*ipc.Conn, net.Conn, <-chan ipc.Incoming) {
 	t.Helper()
+	server, client := unixPair(t)
+	inbox := ipc.NewInbox(16)
+	c := ipc.NewConn(context.Background(), server, codec(t), opt, inbox)
+	return c, client, drain(t, inbox)
+}
+
+// unixPair connects a client to a fresh Unix socket and returns both ends.
+func unixPair(t *testing.T) (server, client *net.UnixConn) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "arena.sock")
 	l, err := ipc.Listen(context.Background(), "unix:"+path)
 	require.NoError(t, err)
@@ -32,12 +41,10 @@ func serve(t *testing.T, opt ipc.ConnOptions) (*ipc.Conn, net.Conn, <-chan ipc.I
 			accepted <- nc
 		}
 	}()
-	client, err := ipc.Dial(context.Background(), "unix:"+path)
+	nc, err := ipc.Dial(context.Background(), "unix:"+path)
 	require.NoError(t, err)
-	t.Cleanup(func() { client.Close() })
-	inbox := ipc.NewInbox(16)
-	c := ipc.NewConn(context.Background(), <-accepted, codec(t), opt, inbox)
-	return c, client, drain(t, inbox)
+	t.Cleanup(func() { nc.Close() })
+	return (<-accepted).(*net.UnixConn), nc.(*net.UnixConn)
 }
 
 // drain hands what reaches the inbox over a channel, one message at a time.

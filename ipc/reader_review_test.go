@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"path/filepath"
 	"sync"
 	"syscall"
 	"testing"
@@ -222,16 +221,7 @@ func TestALengthWithItsTopBitSetIsTooLarge(t *testing.T) {
 // reads: the message is handed on too, not left until the client next sends
 // something (or the next ping, PingInterval later).
 func TestAMessageBehindAnAwaitedDecisionThatCameWithDescriptors(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "arena.sock")
-	l, err := ipc.Listen(context.Background(), "unix:"+path)
-	require.NoError(t, err)
-	defer l.Close()
-	nc, err := ipc.Dial(context.Background(), "unix:"+path)
-	require.NoError(t, err)
-	client := nc.(*net.UnixConn)
-	defer client.Close()
-	sc, err := l.Accept()
-	require.NoError(t, err)
+	sc, client := unixPair(t)
 	in := ipc.NewInbox(2)
 	c := ipc.NewConn(context.Background(), sc, codec(t), ipc.ConnOptions{PingInterval: time.Hour}, in)
 	go io.Copy(io.Discard, client)
@@ -240,7 +230,7 @@ func TestAMessageBehindAnAwaitedDecisionThatCameWithDescriptors(t *testing.T) {
 	}
 	// Ticks 0 and 1 fill the inbox; the reader holds tick 2, waiting for
 	// room, and reads nothing meanwhile.
-	_, err = client.Write(append(append(decision(0), decision(1)...), decision(2)...))
+	_, err := client.Write(append(append(decision(0), decision(1)...), decision(2)...))
 	require.NoError(t, err)
 	time.Sleep(100 * time.Millisecond)
 	// Meanwhile the awaited decision for tick 3 arrives with a descriptor,

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -99,18 +98,10 @@ func TestReaderNoticesAnEndThatCameWithTheBytes(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "arena.sock")
-			l, err := ipc.Listen(context.Background(), "unix:"+path)
+			nc, client := unixPair(t)
+			_, err := client.Write(tc.stream)
 			require.NoError(t, err)
-			defer l.Close()
-			client, err := ipc.Dial(context.Background(), "unix:"+path)
-			require.NoError(t, err)
-			defer client.Close()
-			nc, err := l.Accept()
-			require.NoError(t, err)
-			_, err = client.Write(tc.stream)
-			require.NoError(t, err)
-			require.NoError(t, client.(*net.UnixConn).CloseWrite())
+			require.NoError(t, client.CloseWrite())
 			in := ipc.NewInbox(16)
 			// Pings would reveal the end after PingInterval: far off.
 			ipc.NewConn(context.Background(), nc, codec(t), ipc.ConnOptions{PingInterval: time.Hour}, in)
