@@ -418,8 +418,27 @@ func (v *viewer) agents(dst []EntityView) ([]EntityView, int) {
 }
 
 // agentKeysIn appends the keys of the agents of es in view of v (but its own).
+//
+// Those within the radius are checked for line of sight together first:
+// when the box spanning the observer and all of them holds no obstacle,
+// every one's line is clear (see tileInView), and none is checked alone.
 func (v *viewer) agentKeysIn(keys []uint64, es []agentEntry, self int32, r2 float64) []uint64 {
 	px, pz := v.self.Pos[0], v.self.Pos[2]
+	start := len(keys)
+	x0, x1, z0, z1 := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+	for _, e := range es {
+		dx, dz := e.x-px, e.z-pz
+		d2 := dx*dx + dz*dz
+		if d2 > r2 || e.idx == self {
+			continue
+		}
+		keys = append(keys, distKey(math.Sqrt(d2))<<32|uint64(e.rank))
+		x0, x1, z0, z1 = min(x0, e.x), max(x1, e.x), min(z0, e.z), max(z1, e.z)
+	}
+	if !v.sight || len(keys) == start || (len(keys)-start > 1 && v.w.sightSums != nil && v.boxInSight(x0, x1, z0, z1)) {
+		return keys
+	}
+	keys = keys[:start]
 	for _, e := range es {
 		dx, dz := e.x-px, e.z-pz
 		d2 := dx*dx + dz*dz
@@ -427,10 +446,9 @@ func (v *viewer) agentKeysIn(keys []uint64, es []agentEntry, self int32, r2 floa
 			continue
 		}
 		d := math.Sqrt(d2)
-		if v.sight && !v.w.lineOfSight(v.self.Pos, Vec3{e.x, 0, e.z}, d) {
-			continue
+		if v.w.lineOfSight(v.self.Pos, Vec3{e.x, 0, e.z}, d) {
+			keys = append(keys, distKey(d)<<32|uint64(e.rank))
 		}
-		keys = append(keys, distKey(d)<<32|uint64(e.rank))
 	}
 	return keys
 }
@@ -449,11 +467,16 @@ func (v *viewer) tileInView(t *agentTile, r2 float64) bool {
 	if fx*fx+fz*fz > r2 {
 		return false
 	}
-	if !v.sight {
-		return true
-	}
+	return !v.sight || v.boxInSight(t.x0, t.x1, t.z0, t.z1)
+}
+
+// boxInSight reports whether the box spanning the observer and [x0, x1] ×
+// [z0, z1] holds no obstacle, so that the line of sight to any point of it
+// is clear (see tileInView). The world has sight sums.
+func (v *viewer) boxInSight(x0, x1, z0, z1 float64) bool {
+	px, pz := v.self.Pos[0], v.self.Pos[2]
 	w := v.w
-	return w.sightClear(w.navPoint(min(t.x0, px), min(t.z0, pz)), w.navPoint(max(t.x1, px), max(t.z1, pz)))
+	return w.sightClear(w.navPoint(min(x0, px), min(z0, pz)), w.navPoint(max(x1, px), max(z1, pz)))
 }
 
 // near2 is the squared distance from (px, pz) to the nearest point of t's
