@@ -29,7 +29,8 @@ var errWouldBlock = errors.New("would block")
 // A socket is read through its descriptor (Conn.rawRead), from inside one
 // syscall.RawConn.Read for as long as frames keep coming. After an awaited
 // decision that emptied the socket (the read that brought it returned fewer
-// bytes than it asked for, and nothing follows it), the reader waits for the
+// bytes than it asked for, with no file descriptors attached, and nothing
+// follows it; see readSocket), the reader waits for the
 // poller to report new bytes instead of reading, failing with EAGAIN and
 // then waiting, as net.Conn's Read does: in lockstep the client sends
 // nothing more until its next observation, and that read is a system call
@@ -44,8 +45,10 @@ var errWouldBlock = errors.New("would block")
 // its decision is noticed when the next observation is written to it (a
 // closed Unix socket fails the write; TCP's reset wakes the reader), and
 // one that only shuts down its writing side, at the next ping, within
-// PingInterval. Any other message, or a decision that is not the one
-// awaited, is followed by a read as before.
+// PingInterval. TCP's urgent data also ends a read early: a client that
+// sends it right after its decision has its next messages read at its next
+// ping. Any other message, or a decision that is not the one awaited, is
+// followed by a read as before.
 //
 // Close waits for a RawConn.Read to return, so nothing inside it waits on
 // anything but the socket, and it returns once the connection is closing
@@ -100,8 +103,9 @@ type frameReader struct {
 	buf, base    []byte
 	lo, hi, need int
 	hello        bool // a hello was handed on
-	// short: the last read returned fewer bytes than it asked for, which
-	// emptied the socket; skipRead: wait for the poller before reading.
+	// short: the last read returned fewer bytes than it asked for (and
+	// was not cut short by descriptors), so it emptied the socket;
+	// skipRead: wait for the poller before reading.
 	short, skipRead bool
 	// wait, when set, is what the reader waits for outside the socket's
 	// read (waitOn): room in the inbox for pending, or a verdict on a hello.
