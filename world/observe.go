@@ -435,7 +435,15 @@ func (v *viewer) agentKeysIn(keys []uint64, es []agentEntry, self int32, r2 floa
 		keys = append(keys, distKey(math.Sqrt(d2))<<32|uint64(e.rank))
 		x0, x1, z0, z1 = min(x0, e.x), max(x1, e.x), min(z0, e.z), max(z1, e.z)
 	}
-	if !v.sight || len(keys) == start || (len(keys)-start > 1 && v.w.sightSums != nil && v.boxInSight(x0, x1, z0, z1)) {
+	switch n := len(keys) - start; {
+	case !v.sight || n == 0:
+		return keys
+	case n == 1: // the box is the agent itself: its own line
+		if !v.w.lineOfSight(v.self.Pos, Vec3{x0, 0, z0}, math.Sqrt((x0-px)*(x0-px)+(z0-pz)*(z0-pz))) {
+			keys = keys[:start]
+		}
+		return keys
+	case v.w.sightSums != nil && v.boxInSight(x0, x1, z0, z1):
 		return keys
 	}
 	keys = keys[:start]
