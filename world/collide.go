@@ -38,17 +38,9 @@ func (w *World) nearBodies(x, z, reach float64, self int, dst []body, sc *walkSc
 		// A row's cells are contiguous in the obstacles' lists.
 		obs = append(obs, g.obsIdx[g.obsStart[lo]:g.obsStart[hi+1]]...)
 		for c := lo; c <= hi; c++ {
-			cell := &g.agents[c]
-			for _, i := range cell.ids[:min(cell.n, cellAgents)] {
+			for _, i := range g.agents[c] {
 				if int(i) != self {
 					agents = append(agents, i)
-				}
-			}
-			if cell.n > cellAgents {
-				for _, i := range g.more[c] {
-					if int(i) != self {
-						agents = append(agents, i)
-					}
 				}
 			}
 		}
@@ -112,25 +104,11 @@ type bodyGrid struct {
 	// The obstacles of cell c (row-major) are obsIdx[obsStart[c]:obsStart[c+1]].
 	obsStart []int32
 	obsIdx   []int32
-	obsBody  []body // by obstacle: its collider
-	// The agents of cell c are the first agents[c].n of agents[c].ids and,
-	// past cellAgents of them, more[c]: a row's agents lie side by side
-	// with its neighbours' rather than each cell's on a line of its own.
-	agents []agentCell
-	more   [][]int32
-	pos    [][2]float64 // by agent: where it was last placed (x, z)
-	spans  [][4]int     // by agent: the cells it is in; placed: whether it is
-	placed []bool
-}
-
-// cellAgents is how many agents a cell holds inline (agentCell): a cell
-// is half a cache line.
-const cellAgents = 7
-
-// agentCell is the agents of a cell of bodyGrid, in no order.
-type agentCell struct {
-	n   int32
-	ids [cellAgents]int32
+	obsBody  []body       // by obstacle: its collider
+	agents   [][]int32    // per cell (row-major)
+	pos      [][2]float64 // by agent: where it was last placed (x, z)
+	spans    [][4]int     // by agent: the cells it is in; placed: whether it is
+	placed   []bool
 }
 
 // init sizes the grid as resolv's Space and copies its obstacles, for n
@@ -147,8 +125,7 @@ func (g *bodyGrid) init(sp *resolv.Space, n int, obstacles []*Obstacle, b Bounds
 		g.rows++
 	}
 	g.obsStart = make([]int32, g.cols*g.rows+1)
-	g.agents = make([]agentCell, g.cols*g.rows)
-	g.more = make([][]int32, g.cols*g.rows)
+	g.agents = make([][]int32, g.cols*g.rows)
 	for cz := range g.rows {
 		for cx := range g.cols {
 			for _, s := range sp.Cell(cx, cz).Shapes {
@@ -204,14 +181,7 @@ func (g *bodyGrid) unplace(i int) {
 func (g *bodyGrid) add(i int, span [4]int) {
 	for cz := span[1]; cz <= span[3]; cz++ {
 		for cx := span[0]; cx <= span[2]; cx++ {
-			c := cz*g.cols + cx
-			cell := &g.agents[c]
-			if cell.n < cellAgents {
-				cell.ids[cell.n] = int32(i)
-			} else {
-				g.more[c] = append(g.more[c], int32(i))
-			}
-			cell.n++
+			g.agents[cz*g.cols+cx] = append(g.agents[cz*g.cols+cx], int32(i))
 		}
 	}
 }
@@ -220,52 +190,12 @@ func (g *bodyGrid) add(i int, span [4]int) {
 func (g *bodyGrid) remove(i int, span [4]int) {
 	for cz := span[1]; cz <= span[3]; cz++ {
 		for cx := span[0]; cx <= span[2]; cx++ {
-			g.removeFrom(cz*g.cols+cx, int32(i))
+			c := cz*g.cols + cx
+			if k := slices.Index(g.agents[c], int32(i)); k >= 0 {
+				g.agents[c] = slices.Delete(g.agents[c], k, k+1)
+			}
 		}
 	}
-}
-
-// removeFrom takes agent i out of cell c, if it is there: the cell's last
-// agent takes its place.
-func (g *bodyGrid) removeFrom(c int, i int32) {
-	cell := &g.agents[c]
-	n := int(cell.n)
-	k := slices.Index(cell.ids[:min(n, cellAgents)], i)
-	if k < 0 {
-		j := slices.Index(g.more[c], i)
-		if j < 0 {
-			return
-		}
-		k = cellAgents + j
-	}
-	last := g.agentAt(c, n-1)
-	if k < cellAgents {
-		cell.ids[k] = last
-	} else {
-		g.more[c][k-cellAgents] = last
-	}
-	if n > cellAgents {
-		g.more[c] = g.more[c][:n-1-cellAgents]
-	}
-	cell.n--
-}
-
-// agentAt is the k-th agent of cell c.
-func (g *bodyGrid) agentAt(c, k int) int32 {
-	if k < cellAgents {
-		return g.agents[c].ids[k]
-	}
-	return g.more[c][k-cellAgents]
-}
-
-// agentsIn appends the agents of cell c to dst.
-func (g *bodyGrid) agentsIn(c int, dst []int32) []int32 {
-	cell := &g.agents[c]
-	dst = append(dst, cell.ids[:min(cell.n, cellAgents)]...)
-	if cell.n > cellAgents {
-		dst = append(dst, g.more[c]...)
-	}
-	return dst
 }
 
 // push moves a circle of radius r centred at (x, z) out of the body, if they
