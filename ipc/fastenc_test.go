@@ -509,6 +509,61 @@ func BenchmarkEncodeObservation(b *testing.B) {
 	})
 }
 
+// BenchmarkEncodeCrowdedObservations encodes, as the server sends them (the
+// shared parts and entities' encodings kept across one decision point), the
+// observations of 1,000 agents 2.8 units apart on a 100×100 field with trees
+// and resources: the density of `arena bench --ipc --agents 1000`, where
+// each observation lists 16 agents and most of its bytes are entities in
+// view. Over IPC at that density encoding is what binds the ratio to the
+// echo (docs/performance.md, session 31); ns/obs is the figure to compare.
+func BenchmarkEncodeCrowdedObservations(b *testing.B) {
+	cfg := world.Config{Name: "crowd", Seed: 1, TickRate: 10, CellSize: 0.5,
+		Bounds: world.Bounds{MinX: -50, MinZ: -50, MaxX: 50, MaxZ: 50}, Rules: world.Rules{PerceptionRadius: 10}}
+	for i := range 100 {
+		cfg.Obstacles = append(cfg.Obstacles, world.ObstacleSpec{Name: fmt.Sprintf("Tree%d", i), ObstacleType: "tree",
+			X: -45 + 10*float64(i%10), Z: -45 + 10*float64(i/10), Shape: "circle", Radius: 0.7})
+	}
+	for i := range 48 {
+		cfg.Resources = append(cfg.Resources, world.ResourceSpec{Name: fmt.Sprintf("R%d", i), ResourceType: "berry",
+			X: -42 + 12*float64(i%8), Z: -41 + 16.5*float64(i/8)})
+	}
+	for i := range 1000 {
+		cfg.Agents = append(cfg.Agents, world.AgentSpec{ID: fmt.Sprintf("agent_%04d", i+1),
+			X: -44.2 + 2.8*float64(i%32), Z: -44.2 + 2.8*float64(i/32)})
+	}
+	w, err := world.New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	obs := make([]*world.Observation, 0, len(w.Agents()))
+	for _, a := range w.Agents() {
+		obs = append(obs, w.Observe(a))
+	}
+	if mid := obs[16*32+16]; len(mid.NearbyAgents) != world.DefaultMaxNearbyAgents || mid.NearbyAgentsMore == 0 {
+		b.Fatalf("an agent in the middle lists %d agents and %d more: no crowd", len(mid.NearbyAgents), mid.NearbyAgentsMore)
+	}
+	c, err := NewCodec(Limits{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var sh SharedEncodings
+	b.ReportAllocs()
+	for b.Loop() {
+		sh.Reset() // a decision point
+		for _, o := range obs {
+			f, err := c.marshalObservation(&ObservationMsg{Type: "observation", Tick: o.Tick, Observation: o, OmitAgentIDs: true, Shared: &sh})
+			if err != nil {
+				b.Fatal(err)
+			}
+			releaseFrame(f)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(obs)), "ns/obs")
+	if sh.viewHits < 10*sh.viewMisses {
+		b.Fatalf("%d entities from a kept encoding, %d encoded anew: the crowd shares too little", sh.viewHits, sh.viewMisses)
+	}
+}
+
 // TestFastEncoderCrowdedObservation: an observation in a crowd (more agents
 // in view than it lists) carries nearby_agents_more through the fast
 // encoder, with the same bytes as the reference encoder.
