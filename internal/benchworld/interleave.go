@@ -176,11 +176,11 @@ func Interleave(ctx context.Context, t Twins) (Interleaved, error) {
 	return res, nil
 }
 
-// playTurns runs the two sides' runners in turns of their turn's ticks,
-// sides[first] first.
 // sideNames label the goroutines of Interleave's two sides.
 var sideNames = [2]string{"this", "against"}
 
+// playTurns runs the two sides' runners in turns of their turn's ticks,
+// sides[first] first.
 func playTurns(ctx context.Context, sides *[2]twin, first int) {
 	sides[0].other, sides[1].other = &sides[1], &sides[0]
 	var wg sync.WaitGroup
