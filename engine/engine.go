@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime/pprof"
 	"runtime/trace"
 	"slices"
 
@@ -132,7 +133,8 @@ type Runner struct {
 	// in the seeded order.
 	Workers int
 
-	pool pool
+	pool   pool
+	labels context.Context // the helpers' profile labels (Run)
 	// minParallel: see pool (set by tests through export_test.go).
 	minParallel int
 	obs         map[string]*world.Observation
@@ -189,6 +191,9 @@ func (r *Runner) Run(ctx context.Context) (*Results, error) {
 	r.obs = make(map[string]*world.Observation, len(w.Agents()))
 	r.readControllers()
 	r.pool.obs = r.pool.obs[:0]
+	// The helpers' time shows in CPU profiles under the labels of ctx
+	// and tick=worker (go tool pprof -tagfocus tick=worker).
+	r.labels = pprof.WithLabels(ctx, pprof.Labels("tick", "worker"))
 	r.rng = w.Rand("decision_order")
 	defer r.pool.release() // helpers woken ahead for a tick that did not come
 	reason := ""

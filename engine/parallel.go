@@ -56,6 +56,7 @@ func (r *Runner) workers() int {
 // pool holds one worker per worker goroutine.
 type pool struct {
 	world    *world.World
+	labels   context.Context // the profile labels of the helpers (Runner.Run's, and tick=worker)
 	workers  []*worker
 	finished chan int
 	preps    []prepared // per agent: what a worker did for its decision
@@ -283,10 +284,11 @@ func (p *pool) prewake(n int, keep bool) {
 	}
 	p.woken, p.keep = true, keep
 	p.posted.Store(nil)
+	labels := p.helperLabels()
 	for _, k := range p.workers[1:] {
 		p.helpers.Go(func() {
 			defer pprof.SetGoroutineLabels(context.Background())
-			pprof.SetGoroutineLabels(workerLabels)
+			pprof.SetGoroutineLabels(labels)
 			var last *job
 			for {
 				j := p.awaitJob(last)
@@ -359,15 +361,25 @@ func (p *pool) start(j *job, n int) {
 		p.nudge()
 		return
 	}
+	labels := p.helperLabels()
 	for _, k := range p.workers[1 : n+1] {
 		p.helpers.Go(func() {
 			// The label lets CPU profiles tell workers' time from the tick
 			// goroutine's (go tool pprof -tagfocus tick=worker).
 			defer pprof.SetGoroutineLabels(context.Background())
-			pprof.SetGoroutineLabels(workerLabels)
+			pprof.SetGoroutineLabels(labels)
 			p.serve(k, j)
 		})
 	}
+}
+
+// helperLabels are the profile labels of the helpers: Runner.Run's, or
+// only tick=worker.
+func (p *pool) helperLabels() context.Context {
+	if p.labels == nil {
+		p.labels = pprof.WithLabels(context.Background(), pprof.Labels("tick", "worker"))
+	}
+	return p.labels
 }
 
 // serve runs j's chunks on k until none is left.
@@ -403,8 +415,6 @@ func (p *pool) wait(j *job) {
 	p.helpers.Wait()
 	p.woken = false
 }
-
-var workerLabels = pprof.WithLabels(context.Background(), pprof.Labels("tick", "worker"))
 
 // prepare does on worker k what can be done ahead of applying the decision
 // of the agent at index i (tools.Registry.Prepare); a decision that commutes
@@ -463,7 +473,7 @@ func (r *Runner) stepParts() world.PartRunner {
 func (r *Runner) readyPool() *pool {
 	p := &r.pool
 	p.resize(r.World, r.workers())
-	p.minParallel = r.minParallel
+	p.minParallel, p.labels = r.minParallel, r.labels
 	return p
 }
 

@@ -34,6 +34,7 @@ func cmdBench(ctx context.Context, args []string, stdout io.Writer) error {
 	soak := fs.Duration("soak", 0, "soak the realtime server instead: --agents clients (1000 unless given) over a Unix socket at --tick-rate for this long, with random disconnects; prints tick intervals, memory over time and decisions")
 	tickRate := fs.Float64("tick-rate", 10, "--soak: ticks per second")
 	churn := fs.Float64("churn", 0.01, "--soak: the chance per second that a client drops its connection (it comes back 0.1 to 2 s later)")
+	turns := fs.Int("turns", 0, "--ipc: run the lockstep and the echo at once, taking turns of this many ticks (after a first turn of the lockstep unmeasured), so that the host's swings slow both alike; each of --repeat pairs is one such run; a --cpuprofile covers both, its samples labelled side=lockstep or side=echo")
 	repeat := fs.Int("repeat", 1, "--ipc: measure this many pairs of a lockstep and an echo run, alternating which goes first, and print each pair's ratios and the medians; --against: this many interleaved runs")
 	against := fs.Int("against", 0, "measure the speedup of --workers over this many workers: --repeat runs, each of a fresh world on --workers and its twin (the same seed) on this many, taking turns of 25 ticks so that the host's swings slow both alike; prints each run's agent-steps/s and the median speedup, and fails if two worlds end in different states")
 	againstAgents := fs.Int("against-agents", 0, "measure the cost of an agent-step in another world against this one's instead (constant density: --agents 1000 --size 256 --against-agents 16000 --against-size 1024 --workers 1): --repeat runs, each of the two worlds taking turns of 32 ticks on --workers each (--against for the other), the other running as many ticks; prints each run's agent-steps/s and the median ratio of the other's time per agent-step to this one's")
@@ -45,7 +46,7 @@ func cmdBench(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if err := checkFlags(fs, 0, "agents", "size", "ticks", "tick-rate", "workers", "repeat", "against", "against-agents", "against-size"); err != nil {
+	if err := checkFlags(fs, 0, "agents", "size", "ticks", "tick-rate", "workers", "repeat", "against", "against-agents", "against-size", "turns"); err != nil {
 		return err
 	}
 	var other *benchworld.Options // --against-agents, --against-size: another world
@@ -68,7 +69,10 @@ func cmdBench(ctx context.Context, args []string, stdout io.Writer) error {
 				n = *agents
 			}
 		})
-		return benchIPC(ctx, stdout, n, *ticks, *seed, max(*repeat, 1), measuredFiles{CPU: *cpuProfile, Trace: *traceFile}, *asJSON)
+		return benchIPC(ctx, stdout, ipcbench.Options{Agents: n, Rounds: *ticks, Seed: *seed, Turns: *turns}, max(*repeat, 1), measuredFiles{CPU: *cpuProfile, Trace: *traceFile}, *asJSON)
+	}
+	if *turns > 0 {
+		return fmt.Errorf("bench: --turns %d: only with --ipc", *turns)
 	}
 	if *traceFile != "" {
 		return fmt.Errorf("bench: --trace %s: only with --ipc", *traceFile)
@@ -430,21 +434,22 @@ func (mf measuredFiles) record(pair int, lockstep bool) (start, stop func()) {
 // ./server/` (internal/ipcbench) repeat times, alternating which of lockstep
 // and the echo goes first, and prints each pair's figures and the medians;
 // mf names the profiles and traces to write of each run.
-func benchIPC(ctx context.Context, stdout io.Writer, agents, ticks int, seed uint64, repeat int, mf measuredFiles, asJSON bool) error {
+func benchIPC(ctx context.Context, stdout io.Writer, opt ipcbench.Options, repeat int, mf measuredFiles, asJSON bool) error {
 	var profile func(pair int, lockstep bool) (start, stop func())
 	if mf != (measuredFiles{}) {
 		profile = mf.record
 	}
-	runs, err := ipcbench.Repeat(ctx, ipcbench.Options{Agents: agents, Rounds: ticks, Seed: seed}, repeat, profile)
+	runs, err := ipcbench.Repeat(ctx, opt, repeat, profile)
 	if err != nil {
 		return err
 	}
+	agents, ticks := opt.Agents, runs[0].Lockstep.Rounds
 	r := ipcbench.Median(runs)
 	l, e := r.Lockstep, r.Echo
 	p50, p99 := r.Ratios()
 	if asJSON {
 		out := map[string]any{
-			"agents": agents, "ticks": ticks, "repeat": repeat,
+			"agents": agents, "ticks": ticks, "repeat": repeat, "turns": opt.Turns,
 			"decisions_per_sec": l.DecisionsPerSec, "echo_decisions_per_sec": e.DecisionsPerSec,
 			"decisions_ratio": r.DecisionsRatio, "rtt_ratio_p50": p50, "rtt_ratio_p99": p99,
 			"rtt_p50_ns": l.RTTP50.Nanoseconds(), "rtt_p99_ns": l.RTTP99.Nanoseconds(),
@@ -467,11 +472,18 @@ func benchIPC(ctx context.Context, stdout io.Writer, agents, ticks int, seed uin
 		return writeJSON(stdout, out)
 	}
 	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1000 }
-	fmt.Fprintf(stdout, "lockstep over a Unix socket, %d clients, %d ticks: observations %.0f B, decisions %.0f B\n", agents, ticks, l.ObsBytes, l.DecisionBytes)
+	inTurns := ""
+	if opt.Turns > 0 {
+		inTurns = fmt.Sprintf(" (the echo taking turns with it, %d ticks each)", opt.Turns)
+	}
+	fmt.Fprintf(stdout, "lockstep over a Unix socket, %d clients, %d ticks%s: observations %.0f B, decisions %.0f B\n", agents, ticks, inTurns, l.ObsBytes, l.DecisionBytes)
 	if repeat > 1 {
 		for i, p := range runs {
 			first := "lockstep first"
-			if i%2 == 1 {
+			switch {
+			case opt.Turns > 0:
+				first = "in turns"
+			case i%2 == 1:
 				first = "echo first"
 			}
 			fmt.Fprintf(stdout, "pair %d (%s): server %6.0f, echo %6.0f decisions/s, ratio %.2f; round trip ratio p50 %.2f, p99 %.2f; CPU per decision %.1f µs, echo %.1f µs\n",

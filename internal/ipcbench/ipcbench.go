@@ -62,6 +62,9 @@ type Options struct {
 	// grown to hold them, so that each sees as many others at any count;
 	// by default they share the 100×100 field (see Scenario).
 	Spacing float64
+	// Turns, when positive, has Repeat measure each pair in one run of
+	// Turns: the lockstep and the echo taking turns of this many rounds.
+	Turns int
 	// Dir holds the Unix sockets [a new temporary folder, removed afterwards].
 	Dir string
 	// OnStart and OnStop, when set, are called just before and just after the
@@ -136,6 +139,8 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 // run. profile, when set, is called around the measured part of each run
 // (lockstep or not) with the run's index in the pair: it returns the
 // functions to call at its start and end (a CPU profile of each, say).
+// With opt.Turns, each pair is one run of Turns instead, and profile is
+// called for it as for a lockstep run.
 func Repeat(ctx context.Context, opt Options, n int, profile func(pair int, lockstep bool) (start, stop func())) ([]*Result, error) {
 	opt = opt.withDefaults()
 	if opt.Dir == "" {
@@ -163,6 +168,16 @@ func Repeat(ctx context.Context, opt Options, n int, profile func(pair int, lock
 	}
 	echo := func(pair int) (*Stats, error) { return Echo(ctx, with(pair, false), frames) }
 	var out []*Result
+	if opt.Turns > 0 {
+		for pair := range max(n, 1) {
+			r, err := Turns(ctx, with(pair, true))
+			if err != nil {
+				return out, err
+			}
+			out = append(out, r)
+		}
+		return out, nil
+	}
 	for pair := range max(n, 1) {
 		var l, e *Stats
 		var err error
@@ -491,68 +506,29 @@ func echoServe(ctx context.Context, l net.Listener, frames [][]byte, rounds int)
 // times opt.Rounds decisions each.
 func measure(ctx context.Context, opt Options, addr string, hello func(*client) error) (*Stats, []*client, error) {
 	n := opt.Agents
-	clients := make([]*client, n)
 	ready := make(chan struct{}, n)
 	finished := make(chan time.Time, n)
-	errs := make(chan error, n)
 	release := make(chan struct{})
-	// With a hello, at most maxConnecting clients between dialling and
-	// their first frame from the server, which it sends once their hello is
-	// read: a server holds only so many connections that have not said
-	// hello (server.Options.MaxUnauthenticated), and dialling a thousand at
-	// once outran it. The echo writes to none before all are connected.
-	connecting := make(chan struct{}, maxConnecting)
-	if hello == nil {
-		connecting = make(chan struct{}, n)
-	}
-	var wg sync.WaitGroup
-	// stop closes the clients connected so far and waits for them.
-	stop := func(err error) (*Stats, []*client, error) {
-		for _, c := range clients {
-			if c != nil {
-				c.nc.Close()
+	f, err := connect(ctx, opt, addr, hello, func(c *client) {
+		c.finished = finished
+		c.gate = func(k int) error {
+			if k != 0 {
+				return nil
+			}
+			ready <- struct{}{}
+			select {
+			case <-release:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
 			}
 		}
-		wg.Wait()
+	})
+	if err != nil {
 		return nil, nil, err
 	}
-	for i := range clients {
-		select {
-		case connecting <- struct{}{}:
-		case err := <-errs:
-			return stop(err)
-		case <-ctx.Done():
-			return stop(ctx.Err())
-		}
-		nc, err := ipc.Dial(ctx, addr)
-		if err != nil {
-			return stop(err)
-		}
-		c := newClient(i, nc, opt.Rounds)
-		c.connected = func() { <-connecting }
-		clients[i] = c
-		if hello != nil {
-			if err := hello(c); err != nil {
-				return stop(err)
-			}
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer c.nc.Close()
-			if err := c.play(ready, release, finished); err != nil {
-				errs <- fmt.Errorf("client %d: %w", c.idx, err)
-			}
-		}()
-	}
-	for range n {
-		select {
-		case <-ready:
-		case err := <-errs:
-			return stop(err)
-		case <-ctx.Done():
-			return stop(ctx.Err())
-		}
+	if err := f.await(ctx, ready); err != nil {
+		return nil, nil, f.stop(err)
 	}
 	if opt.OnStart != nil {
 		opt.OnStart()
@@ -567,35 +543,131 @@ func measure(ctx context.Context, opt Options, addr string, hello func(*client) 
 			if t.After(end) {
 				end = t
 			}
-		case err := <-errs:
-			return stop(err)
+		case err := <-f.errs:
+			return nil, nil, f.stop(err)
 		case <-ctx.Done():
-			return stop(ctx.Err())
+			return nil, nil, f.stop(ctx.Err())
 		}
 	}
 	cpu := cpuTime() - cpu0
 	if opt.OnStop != nil {
 		opt.OnStop()
 	}
-	wg.Wait()
-	select {
-	case err := <-errs:
+	if err := f.wait(); err != nil {
 		return nil, nil, err
-	default:
 	}
-	st := &Stats{Agents: n, Rounds: opt.Rounds, Elapsed: end.Sub(start)}
-	st.DecisionsPerSec = float64(n*opt.Rounds) / st.Elapsed.Seconds()
-	st.CPUPerDecision = cpu / time.Duration(n*opt.Rounds)
+	st := f.stats(end.Sub(start), cpu)
+	return st, f.clients, nil
+}
+
+// fleet is one run's clients, each playing on a goroutine of its own.
+type fleet struct {
+	clients []*client
+	rounds  int // the decisions measured of each
+	errs    chan error
+	wg      sync.WaitGroup
+}
+
+// connect dials opt.Agents clients to addr, lets each say hello (when set)
+// and starts each playing once prepare has set its gate (and finished).
+func connect(ctx context.Context, opt Options, addr string, hello func(*client) error, prepare func(*client)) (*fleet, error) {
+	n := opt.Agents
+	f := &fleet{clients: make([]*client, n), rounds: opt.Rounds, errs: make(chan error, n)}
+	// With a hello, at most maxConnecting clients between dialling and
+	// their first frame from the server, which it sends once their hello is
+	// read: a server holds only so many connections that have not said
+	// hello (server.Options.MaxUnauthenticated), and dialling a thousand at
+	// once outran it. The echo writes to none before all are connected.
+	connecting := make(chan struct{}, maxConnecting)
+	if hello == nil {
+		connecting = make(chan struct{}, n)
+	}
+	for i := range f.clients {
+		select {
+		case connecting <- struct{}{}:
+		case err := <-f.errs:
+			return nil, f.stop(err)
+		case <-ctx.Done():
+			return nil, f.stop(ctx.Err())
+		}
+		nc, err := ipc.Dial(ctx, addr)
+		if err != nil {
+			return nil, f.stop(err)
+		}
+		c := newClient(i, nc, opt.Rounds)
+		c.connected = func() { <-connecting }
+		prepare(c)
+		f.clients[i] = c
+		if hello != nil {
+			if err := hello(c); err != nil {
+				return nil, f.stop(err)
+			}
+		}
+		f.wg.Add(1)
+		go func() {
+			defer f.wg.Done()
+			defer c.nc.Close()
+			if err := c.play(); err != nil {
+				f.errs <- fmt.Errorf("client %d: %w", c.idx, err)
+			}
+		}()
+	}
+	return f, nil
+}
+
+// await waits for one signal on ch from every client, or a client's error.
+func (f *fleet) await(ctx context.Context, ch <-chan struct{}) error {
+	for range f.clients {
+		select {
+		case <-ch:
+		case err := <-f.errs:
+			return err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// stop closes the clients connected so far, waits for them and returns err.
+func (f *fleet) stop(err error) error {
+	for _, c := range f.clients {
+		if c != nil {
+			c.nc.Close()
+		}
+	}
+	f.wg.Wait()
+	return err
+}
+
+// wait waits for every client to end, and returns the first error.
+func (f *fleet) wait() error {
+	f.wg.Wait()
+	select {
+	case err := <-f.errs:
+		return err
+	default:
+		return nil
+	}
+}
+
+// stats are the fleet's figures for the measured part: elapsed of wall time
+// and cpu of the process's.
+func (f *fleet) stats(elapsed, cpu time.Duration) *Stats {
+	n := len(f.clients)
+	st := &Stats{Agents: n, Rounds: f.rounds, Elapsed: elapsed}
+	st.DecisionsPerSec = float64(n*f.rounds) / st.Elapsed.Seconds()
+	st.CPUPerDecision = cpu / time.Duration(n*f.rounds)
 	var rtts []time.Duration
 	var obs, dec, obsN, decN int
-	for _, c := range clients {
+	for _, c := range f.clients {
 		rtts = append(rtts, c.rtts...)
 		obs, dec, obsN, decN = obs+c.obsBytes, dec+c.decBytes, obsN+c.obsN, decN+c.decN
 	}
 	slices.Sort(rtts)
 	st.RTTP50, st.RTTP99 = percentile(rtts, 0.50), percentile(rtts, 0.99)
 	st.ObsBytes, st.DecisionBytes = float64(obs)/float64(max(obsN, 1)), float64(dec)/float64(max(decN, 1))
-	return st, clients, nil
+	return st
 }
 
 // cpuTime is the process's user and system CPU time so far.
@@ -639,13 +711,21 @@ type client struct {
 	last   time.Time
 	rtts   []time.Duration
 
+	// from: observations 1 to from are not measured (warming up);
+	// lastObs is the frame of observation capture (rounds unless set).
+	from, capture                  int
 	lastObs                        []byte
 	obsBytes, decBytes, obsN, decN int
 	connected                      func() // called once its first frame is read (measure)
+	// gate, called with each observation's number before the client
+	// answers it, holds it back while it is not its run's turn (measure,
+	// Turns); finished, when set, gets the time observation rounds was read.
+	gate     func(k int) error
+	finished chan<- time.Time
 }
 
 func newClient(idx int, nc net.Conn, rounds int) *client {
-	return &client{idx: idx, nc: nc, r: bufio.NewReaderSize(nc, 64<<10), rounds: rounds,
+	return &client{idx: idx, nc: nc, r: bufio.NewReaderSize(nc, 64<<10), rounds: rounds, capture: rounds,
 		rng: rand.New(rand.NewPCG(uint64(idx), 0x1bc)), rtts: make([]time.Duration, 0, rounds)}
 }
 
@@ -694,10 +774,10 @@ func (c *client) send(v any) error {
 }
 
 // play answers observations until the episode ends or the server closes the
-// connection. It signals ready on its first observation and waits for
-// release, and reports when it has read observation number rounds (counting
-// from 0).
-func (c *client) play(ready chan<- struct{}, release <-chan struct{}, finished chan<- time.Time) error {
+// connection. It passes each observation's number (counting from 0) through
+// its gate before answering, and reports to finished (when set) when it has
+// read observation number rounds.
+func (c *client) play() error {
 	defer c.connect()
 	for {
 		f, err := ipc.ReadFrame(c.r, ipc.DefaultMaxFrame, c.buf)
@@ -733,19 +813,20 @@ func (c *client) play(ready chan<- struct{}, release <-chan struct{}, finished c
 		}
 		k := c.seen
 		c.seen++
-		measured := k > 0 && k <= c.rounds
+		measured := k > c.from && k <= c.rounds
 		if measured {
 			c.rtts = append(c.rtts, now.Sub(c.last))
 			c.obsBytes += 4 + len(f)
 			c.obsN++
 		}
-		if k == c.rounds {
+		if k == c.capture {
 			c.lastObs = ipc.AppendFrame(nil, f)
-			finished <- now
 		}
-		if k == 0 {
-			ready <- struct{}{}
-			<-release
+		if k == c.rounds && c.finished != nil {
+			c.finished <- now
+		}
+		if err := c.gate(k); err != nil {
+			return err
 		}
 		d := decision{Type: "decision", Tick: m.Tick, Tool: "idle"}
 		if (k+c.idx)%8 == 0 {
@@ -758,7 +839,7 @@ func (c *client) play(ready chan<- struct{}, release <-chan struct{}, finished c
 			return err
 		}
 		c.last = time.Now()
-		if k < c.rounds {
+		if k >= c.from && k < c.rounds {
 			c.decBytes += len(c.out)
 			c.decN++
 		}

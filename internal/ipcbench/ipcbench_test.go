@@ -151,3 +151,32 @@ func TestMedian(t *testing.T) {
 		})
 	}
 }
+
+// TestTurnsMeasureBothSides: in turns, each side plays the rounds asked
+// for (rounded up to whole turns), its clients measure a round trip for
+// each, and the echo moves frames of the lockstep's size.
+func TestTurnsMeasureBothSides(t *testing.T) {
+	began := time.Now()
+	r, err := Turns(t.Context(), Options{Agents: maxConnecting + 6, Rounds: 10, Turns: 4, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each side's time is its own turns': the two never overlap.
+	if wall := time.Since(began); r.Lockstep.Elapsed+r.Echo.Elapsed > wall {
+		t.Fatalf("turns of %v and %v in a run of %v", r.Lockstep.Elapsed, r.Echo.Elapsed, wall)
+	}
+	for _, st := range []Stats{r.Lockstep, r.Echo} {
+		if st.Rounds != 12 || st.Agents != maxConnecting+6 || st.Elapsed <= 0 || st.DecisionsPerSec <= 0 || st.RTTP50 <= 0 || st.CPUPerDecision <= 0 {
+			t.Fatalf("%+v", st)
+		}
+	}
+	if r.Lockstep.ObsBytes < 500 || r.Lockstep.DecisionBytes < 20 {
+		t.Fatalf("frames of %v and %v bytes", r.Lockstep.ObsBytes, r.Lockstep.DecisionBytes)
+	}
+	if d := r.Echo.ObsBytes - r.Lockstep.ObsBytes; d < -0.2*r.Lockstep.ObsBytes || d > 0.2*r.Lockstep.ObsBytes {
+		t.Fatalf("echo frames of %v bytes, lockstep's %v", r.Echo.ObsBytes, r.Lockstep.ObsBytes)
+	}
+	if r.DecisionsRatio != r.Lockstep.DecisionsPerSec/r.Echo.DecisionsPerSec {
+		t.Fatalf("ratio %v", r.DecisionsRatio)
+	}
+}
