@@ -53,6 +53,18 @@ type Streamer interface {
 	Observed(tick, lo int, obs []*world.Observation)
 }
 
+// A CompactStreamer is a Streamer that takes compact observations
+// (world.Worker.ObserveCompact) of some agents: those whose observation
+// nothing but a wire encoder reads until the next decision point, such as
+// a lockstep server's remote agents. Compact reports, at each decision
+// point, whether the agent at index i is one. The runner builds compact
+// observations on several workers only, and not when OnObserve or
+// KeepObservations asks for every observation whole.
+type CompactStreamer interface {
+	Streamer
+	Compact(i int) bool
+}
+
 // ConcurrentController is a Controller whose Decide may run on any goroutine
 // at the same time as other agents' controllers, because it reads only its
 // observation and its own state and draws any randomness from a stream of its
@@ -294,7 +306,8 @@ func (cs byIndex) decide(ctx context.Context, obs []*world.Observation, decision
 
 // Observation is the agent's latest observation (for a dead agent, its
 // last one alive), or nil before its first and when it was not kept (see
-// KeepObservations). Call it on the runner's goroutine (from OnTick,
+// KeepObservations). It may be compact (see CompactStreamer): call its
+// ExpandAgents before reading NearbyAgents. Call it on the runner's goroutine (from OnTick,
 // OnObserve or a Gatherer); the observation is rebuilt at the next decision
 // point.
 func (r *Runner) Observation(agentID string) *world.Observation { return r.obs[agentID] }

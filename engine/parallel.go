@@ -66,6 +66,9 @@ type pool struct {
 	// conc holds, by agent, the concurrent controller that decides for it
 	// on a worker, or nil.
 	conc []Controller
+	// compact holds, by agent, whether its observation is built compact
+	// (CompactStreamer).
+	compact []bool
 	// obs holds the observations the runner keeps (also in Runner.obs by
 	// id), by the agent's index; nil for an agent whose observation is
 	// built in scratch (see Runner.KeepObservations) or not yet built.
@@ -477,6 +480,24 @@ func (r *Runner) readyPool() *pool {
 	return p
 }
 
+// markCompact sets p.compact: which agents' observations are built compact
+// (CompactStreamer), and reports whether any is.
+func (r *Runner) markCompact(obs []*world.Observation) bool {
+	p := &r.pool
+	p.compact = slices.Grow(p.compact[:0], len(obs))[:len(obs)]
+	cs, ok := r.Gatherer.(CompactStreamer)
+	if !ok || r.OnObserve != nil || r.KeepObservations {
+		clear(p.compact)
+		return false
+	}
+	any := false
+	for i, o := range obs {
+		p.compact[i] = o != nil && cs.Compact(i)
+		any = any || p.compact[i]
+	}
+	return any
+}
+
 // decideParallel fills r.obsList and r.decisions for this decision point
 // using the workers (see the top of this file).
 func (r *Runner) decideParallel(ctx context.Context, tick int) error {
@@ -521,6 +542,7 @@ func (r *Runner) decideParallel(ctx context.Context, tick int) error {
 		}
 	}
 	r.obsList = obs
+	compact := r.markCompact(obs)
 	decide := func(k *worker, i int, o *world.Observation) {
 		if c := p.conc[i]; c != nil {
 			decisions[i] = c.Decide(ctx, o)
@@ -529,6 +551,16 @@ func (r *Runner) decideParallel(ctx context.Context, tick int) error {
 	}
 	reg := trace.StartRegion(ctx, "observe")
 	w.BeginObserve()
+	if compact {
+		// The kept observations not built again (of agents now dead)
+		// must not read the views rebuilt now.
+		for i, o := range p.obs {
+			if o != nil && (i >= n || obs[i] == nil) {
+				o.ExpandAgents()
+			}
+		}
+		w.PrepareCompactObserve()
+	}
 	if stream == nil && whole {
 		// Nothing needs the chunks in agent order: the workers observe in
 		// the order of the map, as one worker does (see World.ObserveOrder),
@@ -551,7 +583,11 @@ func (r *Runner) decideParallel(ctx context.Context, tick int) error {
 		}, nil)
 	} else {
 		p.run(n, func(k *worker, i int) {
-			if obs[i] != nil {
+			switch {
+			case obs[i] == nil:
+			case p.compact[i]:
+				k.ObserveCompact(agents[i], obs[i])
+			default:
 				k.ObserveInto(agents[i], obs[i])
 			}
 		}, func(lo, hi int) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"testing"
 
@@ -256,4 +257,114 @@ func TestWorkersKeepHashesWithAGatherer(t *testing.T) {
 			requireSameTicks(t, h1, r1, h4, r4)
 		})
 	}
+}
+
+// compactRecorder is a CompactStreamer whose agents decide with the
+// built-in bots on the expanded observations, and that checks every
+// compact observation against one the world builds whole.
+type compactRecorder struct {
+	r     *engine.Runner
+	ctrls map[string]engine.Controller
+	// last is, by agent, its last observation alive as JSON (events left
+	// out: observing marks the digest read).
+	last    map[string]string
+	compact int  // compact observations seen
+	dead    int  // dead agents' kept observations checked
+	on      bool // the runner sees Compact
+	t       *testing.T
+}
+
+func (c *compactRecorder) Compact(i int) bool { return i%3 != 0 }
+
+// expanded is o as JSON, expanded if compact, without its events; o is
+// left as it is.
+func expanded(t *testing.T, o *world.Observation) string {
+	cp := *o
+	cp.NearbyAgents, cp.Events = slices.Clone(o.NearbyAgents), nil
+	cp.ExpandAgents()
+	b, err := json.Marshal(&cp)
+	require.NoError(t, err)
+	return string(b)
+}
+
+func (c *compactRecorder) Observed(tick, lo int, obs []*world.Observation) {
+	w := c.r.World
+	for k, o := range obs {
+		if o == nil {
+			continue
+		}
+		a := w.Agents()[lo+k]
+		_, views := o.CompactAgents()
+		require.Equal(c.t, c.on && c.Compact(lo+k), views != nil, "tick %d, agent %d: compact as asked", tick, lo+k)
+		if views != nil {
+			c.compact++
+			require.Empty(c.t, o.NearbyAgents)
+		}
+		require.JSONEq(c.t, expanded(c.t, w.Observe(a)), expanded(c.t, o), "tick %d, %s", tick, a.ID)
+		c.last[a.ID] = expanded(c.t, o)
+	}
+}
+
+func (c *compactRecorder) Gather(ctx context.Context, tick int, obs []*world.Observation, decisions []world.Decision) error {
+	for i, a := range c.r.World.Agents() {
+		if obs[i] == nil {
+			// Dead: its observation kept from before (compact or not)
+			// still reads as it was.
+			if o := c.r.Observation(a.ID); o != nil && c.last[a.ID] != "" {
+				require.JSONEq(c.t, c.last[a.ID], expanded(c.t, o), "tick %d, dead %s", tick, a.ID)
+				c.dead++
+			}
+			continue
+		}
+		cp := *obs[i]
+		cp.NearbyAgents = slices.Clone(obs[i].NearbyAgents)
+		cp.ExpandAgents()
+		decisions[i] = c.ctrls[a.ID].Decide(ctx, &cp)
+	}
+	return nil
+}
+
+// TestCompactObservationsReadAsWholeOnes: observations a CompactStreamer
+// takes compact read, expanded, as the world's whole ones, as agents walk
+// and die (a dead agent's compact observation kept from before still
+// reads as it was after the views it referred to are rebuilt), and the run
+// is the one of whole observations, tick by tick.
+func TestCompactObservationsReadAsWholeOnes(t *testing.T) {
+	play := func(compact bool) []string {
+		w, ctrls, err := benchworld.New(benchworld.Options{Seed: 4, Agents: 60, Size: 24})
+		require.NoError(t, err)
+		c := &compactRecorder{ctrls: ctrls, last: map[string]string{}, on: compact, t: t}
+		var g engine.Gatherer = c
+		if !compact {
+			g = wholeOnly{c}
+		}
+		var hashes []string
+		c.r = &engine.Runner{World: w, Gatherer: g, MaxTicks: 40, Workers: 2, Record: true,
+			OnTick: func(rec *engine.TickRecord) {
+				hashes = append(hashes, rec.Hash)
+				if a := w.Agents()[rec.Tick%len(w.Agents())]; rec.Tick%5 == 2 && a.Alive {
+					w.Damage(a, 1e6, "test")
+				}
+			}}
+		engine.OnWorkersAlways(c.r)
+		_, err = c.r.Run(context.Background())
+		require.NoError(t, err)
+		require.Positive(t, c.dead, "no agent died")
+		if compact {
+			require.Positive(t, c.compact)
+		} else {
+			require.Zero(t, c.compact)
+		}
+		return hashes
+	}
+	require.Equal(t, play(false), play(true))
+}
+
+// wholeOnly hides its Gatherer's Compact: the runner builds whole
+// observations.
+type wholeOnly struct{ c *compactRecorder }
+
+func (w wholeOnly) Observed(tick, lo int, obs []*world.Observation) { w.c.Observed(tick, lo, obs) }
+func (w wholeOnly) Gather(ctx context.Context, tick int, obs []*world.Observation, d []world.Decision) error {
+	return w.c.Gather(ctx, tick, obs, d)
 }

@@ -60,6 +60,8 @@ type plan struct {
 	// SharedEncodings; viewsShared, for a slice of them, uses it.
 	views       *viewPlan
 	viewsShared func(b []byte, v reflect.Value, s *SharedEncodings) []byte
+	// listViews, for a slice of world.EntityView, is its elements' views.
+	listViews *viewPlan
 }
 
 type leafKind uint8
@@ -308,6 +310,18 @@ type SharedEncodings struct {
 	// viewHits and viewMisses count the entities encoded from a kept
 	// encoding and anew.
 	viewHits, viewMisses int
+	// agents are, by rank, the encodings of the agents' views that compact
+	// observations share (appendAgentRefs), valid when their gen is
+	// gen+1; agentsOf is where those views are.
+	agents   []agentEncoding
+	agentsOf *world.EntityView
+}
+
+// agentEncoding is an agent's view's encoding for compact observations.
+type agentEncoding struct {
+	enc   []byte
+	split int
+	gen   uint32
 }
 
 // viewEncoding is an entity's kept encoding: split is where its distance's
@@ -432,6 +446,62 @@ func (s *SharedEncodings) appendView(b []byte, vp *viewPlan, ptr unsafe.Pointer)
 	b = append(b, e.enc[:e.split]...)
 	b = appendFloat(b, v.Distance, true)
 	return append(b, e.enc[e.split:]...)
+}
+
+// compactAgents returns the references of the world.Observation v (at base
+// when addressable) if it is a compact one (see its CompactAgents).
+func compactAgents(v reflect.Value, base unsafe.Pointer) ([]world.AgentRef, []world.EntityView) {
+	if base != nil {
+		return (*world.Observation)(base).CompactAgents()
+	}
+	o := v.Interface().(world.Observation)
+	return o.CompactAgents()
+}
+
+// appendAgentRefs appends the agents a compact observation lists, as the
+// list of their views would encode: each view's encoding is made once per
+// decision point (with s; else each time) and used by every observation
+// that lists the agent, with its own distance.
+func appendAgentRefs(b []byte, vp *viewPlan, refs []world.AgentRef, views []world.EntityView, s *SharedEncodings) []byte {
+	b = appendHead(b, 0x80, uint64(len(refs)))
+	var one []byte
+	for _, r := range refs {
+		var enc []byte
+		var split int
+		if s != nil {
+			enc, split = s.agentEncoding(vp, views, r.Rank)
+		} else {
+			one, split = vp.encodeSplit(one[:0], unsafe.Pointer(&views[r.Rank]))
+			enc = one
+		}
+		b = append(b, enc[:split]...)
+		b = appendFloat(b, r.Distance, true)
+		b = append(b, enc[split:]...)
+	}
+	return b
+}
+
+// agentEncoding is the encoding of the agent's view at rank in views (the
+// world's shared views of a decision point), without its distance's value,
+// which goes at split: made on first use after a Reset.
+func (s *SharedEncodings) agentEncoding(vp *viewPlan, views []world.EntityView, rank int32) ([]byte, int) {
+	if s.agentsOf != &views[0] || len(s.agents) != len(views) {
+		// Another world's views: forget every encoding.
+		s.agentsOf = &views[0]
+		s.agents = slices.Grow(s.agents[:0], len(views))[:len(views)]
+		for i := range s.agents {
+			s.agents[i].gen = 0
+		}
+	}
+	e := &s.agents[rank]
+	if e.gen != s.gen+1 {
+		e.enc, e.split = vp.encodeSplit(e.enc[:0], unsafe.Pointer(&views[rank]))
+		e.gen = s.gen + 1
+		s.viewMisses++
+	} else {
+		s.viewHits++
+	}
+	return e.enc, e.split
 }
 
 type sharedKey struct {
@@ -585,6 +655,7 @@ func (e *fastEncoder) compile(t reflect.Type, building map[reflect.Type]*plan) *
 			// SharedEncodings) and reused for every observation that sees
 			// it, with its own distance.
 			size := t.Elem().Size()
+			p.listViews = vp
 			p.viewsShared = func(b []byte, v reflect.Value, s *SharedEncodings) []byte {
 				if v.IsNil() {
 					return append(b, 0xf6)
@@ -757,6 +828,9 @@ type structField struct {
 	direct directKind
 	offset uintptr
 	shared bool // a part observations share (sharedFields)
+	// compactAgents: world.Observation's nearby_agents, which a compact
+	// observation holds as references (appendAgentRefs).
+	compactAgents bool
 }
 
 // directKind is how a field of a plain kind is read in place.
@@ -949,7 +1023,8 @@ func (e *fastEncoder) compileStruct(p *plan, t reflect.Type, building map[reflec
 		shared := sharedFields[t][name] &&
 			(f.Type.Kind() == reflect.Map || f.Type.Kind() == reflect.Pointer)
 		fields = append(fields, structField{index: i, key: key, plan: fp, omitEmpty: omitEmpty,
-			direct: directOf(f.Type, fp), offset: f.Offset, n: arrayLen(f.Type), shared: shared})
+			direct: directOf(f.Type, fp), offset: f.Offset, n: arrayLen(f.Type), shared: shared,
+			compactAgents: t == reflect.TypeFor[world.Observation]() && name == "nearby_agents" && fp.listViews != nil})
 	}
 	if len(fields) > 64 {
 		p.fn, p.delegated = e.delegate, true
@@ -1012,6 +1087,12 @@ func (e *fastEncoder) compileStruct(p *plan, t reflect.Type, building map[reflec
 			}
 			f := &fields[i]
 			b = append(b, f.key...)
+			if f.compactAgents {
+				if refs, views := compactAgents(v, base); views != nil {
+					b = appendAgentRefs(b, f.plan.listViews, refs, views, sh)
+					continue
+				}
+			}
 			if base != nil && f.direct != notDirect {
 				b = f.direct.appendAt(b, unsafe.Add(base, f.offset), f.n)
 				continue

@@ -811,3 +811,81 @@ func TestSharedEncodingsOfEntitiesCompareEveryField(t *testing.T) {
 		t.Fatalf("%d entity encodings kept after two Resets without use", len(sh.views))
 	}
 }
+
+// TestCompactObservationsEncodeAsExpanded: a compact observation
+// (world.Worker.ObserveCompact) encodes to the bytes of the ordinary one,
+// with a SharedEncodings over several decision points (agents walking, one
+// hurt, teams), without one, and embedded (observation_cbor), and the
+// shared encoding of each agent's view is made once per decision point.
+func TestCompactObservationsEncodeAsExpanded(t *testing.T) {
+	cfg := world.Config{Name: "crowd", Seed: 1, TickRate: 10, CellSize: 0.5,
+		Bounds: world.Bounds{MinX: -20, MinZ: -20, MaxX: 20, MaxZ: 20}, Rules: world.Rules{PerceptionRadius: 6, MaxNearbyAgents: 5}}
+	for i := range 60 {
+		a := world.AgentSpec{ID: fmt.Sprintf("a%02d", i), X: 1.5*float64(i%10) - 7, Z: 1.5*float64(i/10) - 4}
+		if i%3 == 0 {
+			a.Team = "red"
+		}
+		cfg.Agents = append(cfg.Agents, a)
+	}
+	w, err := world.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewCodec(Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	encode := func(o *world.Observation, sh *SharedEncodings, embed bool) []byte {
+		f, err := c.marshalObservation(&ObservationMsg{Type: "observation", Tick: o.Tick, Observation: o, Shared: sh, Embed: embed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer releaseFrame(f)
+		return bytes.Clone(f)
+	}
+	k := w.NewWorker()
+	kept := make([]world.Observation, len(w.Agents()))
+	var sh, shFull SharedEncodings
+	listed := 0
+	for point := range 4 {
+		w.BeginObserve()
+		w.PrepareCompactObserve()
+		misses := sh.viewMisses
+		for i, a := range w.Agents() {
+			o := &kept[i]
+			k.ObserveCompact(a, o)
+			full := w.Observe(a)
+			refs, _ := o.CompactAgents()
+			listed += len(refs)
+			want := encode(full, &shFull, false)
+			if got := encode(o, &sh, false); !bytes.Equal(got, want) {
+				t.Fatalf("decision point %d, %s: compact %x\nordinary %x", point, a.ID, got, want)
+			}
+			if got := encode(o, nil, false); !bytes.Equal(got, want) {
+				t.Fatalf("decision point %d, %s: compact without shared encodings differs", point, a.ID)
+			}
+			if got, want := encode(o, &sh, true), encode(full, &shFull, true); !bytes.Equal(got, want) {
+				t.Fatalf("decision point %d, %s: compact embedded differs", point, a.ID)
+			}
+		}
+		// Each agent's view once as listed, and once more as a teammate
+		// (teammates are ordinary views) for the 20 of team red.
+		if made := sh.viewMisses - misses; made > len(w.Agents())+20 {
+			t.Fatalf("decision point %d: %d views encoded anew for %d agents", point, made, len(w.Agents()))
+		}
+		sh.Reset()
+		shFull.Reset()
+		// The world changes: agents walk, one is hurt.
+		for i, a := range w.Agents() {
+			if i%4 == point%4 {
+				w.MoveTo(a, world.Vec3{float64(i%7) - 3, 0, float64(i%5) - 2}, 1)
+			}
+		}
+		w.Damage(w.Agents()[point*7], 12.5, "test")
+		w.Step()
+		w.Step()
+	}
+	if listed == 0 {
+		t.Fatal("no agent in view")
+	}
+}

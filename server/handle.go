@@ -454,7 +454,11 @@ func (s *Server) frame() ipc.Frame {
 // replaced by a newer one.
 func (s *Server) sendFrame(sess *session, f ipc.Frame) {
 	if sess.inspect != "" && s.runner != nil {
-		f.Inspect = ipc.Inspection(sess.inspect, s.runner.Observation(sess.inspect))
+		o := s.runner.Observation(sess.inspect)
+		if o != nil {
+			o.ExpandAgents() // a compact one (Compact)
+		}
+		f.Inspect = ipc.Inspection(sess.inspect, o)
 	}
 	if sess.static {
 		sess.conn.SendLatest(f)

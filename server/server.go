@@ -128,6 +128,7 @@ type slot struct {
 func (sl *slot) observationMsg(tick int, o *world.Observation) ipc.ObservationMsg {
 	msg := ipc.ObservationMsg{Type: "observation", Tick: tick, Observation: o, Embed: sl.embed}
 	if sl.arrays != nil {
+		o.ExpandAgents() // the arrays read NearbyAgents (see Compact)
 		sl.arrays.Encode(o, &sl.arr)
 		msg.Arrays = &sl.arr
 	}
@@ -691,6 +692,18 @@ func (s *Server) Observed(tick, lo int, obs []*world.Observation) {
 		}
 	}
 	s.obsBatch.Send()
+}
+
+// Compact implements engine.CompactStreamer. In lockstep, nothing but the
+// encoder reads a remote agent's observation until the next decision point
+// (it is resent only while the decision point lasts), so it is built
+// compact unless the session asked for arrays (which read the agents in
+// view; a layout sent later expands it: observationMsg) or a bot plays the
+// agent. A spectator that inspects it gets it expanded (sendFrame). In
+// realtime the world may move on before a resend: observations are whole.
+func (s *Server) Compact(i int) bool {
+	sl := s.order[i]
+	return s.opt.Mode == "lockstep" && sl.bot == nil && sl.arrays == nil
 }
 
 // observed adds a remote agent's observation to s.obsBatch.

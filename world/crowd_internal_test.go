@@ -2,6 +2,7 @@ package world
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -260,5 +261,64 @@ func TestCrowdTilesAnswerAsEveryAgentTested(t *testing.T) {
 			require.Equal(t, obs.NearbyAgentsMore, fast[i].NearbyAgentsMore, "seed %d, %s", seed, a.ID)
 			i++
 		}
+	}
+}
+
+// TestCompactObservationsExpandToTheFullOnes: a compact observation
+// (Worker.ObserveCompact) refers to the agents an ordinary one lists, and
+// expanded it is that observation, in crowds with dead and moved agents,
+// with one Observation reused in both ways over decision points.
+func TestCompactObservationsExpandToTheFullOnes(t *testing.T) {
+	for seed := uint64(1); seed <= 4; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 12))
+		cfg := Config{Name: "compact", Seed: seed, CellSize: 0.5, Bounds: Bounds{MinX: -15, MinZ: -15, MaxX: 15, MaxZ: 15},
+			Rules: Rules{MaxNearbyAgents: []int{1, 5, 16, 200}[seed%4]}}
+		for i := 0; i < 6; i++ {
+			cfg.Obstacles = append(cfg.Obstacles, ObstacleSpec{Name: fmt.Sprintf("T%d", i), X: rng.Float64()*26 - 13, Z: rng.Float64()*26 - 13, Radius: 0.4 + rng.Float64()})
+		}
+		for i := 0; i < 80; i++ {
+			cfg.Agents = append(cfg.Agents, AgentSpec{ID: fmt.Sprintf("%c%d", 'z'-rune(rng.IntN(26)), i), X: float64(rng.IntN(27) - 13), Z: float64(rng.IntN(27) - 13)})
+		}
+		w, err := New(cfg)
+		require.NoError(t, err)
+		k := w.NewWorker()
+		var reused Observation
+		listed := 0
+		for round := range 4 {
+			stirAgents(w, rng, 17+round, 3, 28, 28)
+			w.BeginObserve()
+			w.PrepareCompactObserve()
+			for i, a := range w.agents {
+				if !a.Alive {
+					continue
+				}
+				full := w.Observe(a)
+				if (i+round)%3 == 0 {
+					k.ObserveInto(a, &reused) // an ordinary one in between
+					refs, views := reused.CompactAgents()
+					require.Nil(t, refs)
+					require.Nil(t, views)
+				}
+				k.ObserveCompact(a, &reused)
+				require.Empty(t, reused.NearbyAgents)
+				refs, views := reused.CompactAgents()
+				require.Len(t, refs, len(full.NearbyAgents))
+				for j, r := range refs {
+					v := views[r.Rank]
+					v.Distance = r.Distance
+					require.Equal(t, full.NearbyAgents[j], v)
+				}
+				listed += len(refs)
+				reused.ExpandAgents()
+				want, err := json.Marshal(full)
+				require.NoError(t, err)
+				got, err := json.Marshal(&reused)
+				require.NoError(t, err)
+				require.JSONEq(t, string(want), string(got), "seed %d, round %d, %s", seed, round, a.ID)
+				refs, _ = reused.CompactAgents()
+				require.Nil(t, refs, "expanded, it is an ordinary observation")
+			}
+		}
+		require.Positive(t, listed, "seed %d: no agent in view", seed)
 	}
 }

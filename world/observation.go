@@ -52,6 +52,47 @@ type Observation struct {
 	VariablesText string         `json:"variables_text,omitempty"`
 
 	lastResult ActionResult // storage behind LastActionResult
+	// agentRefs stand, in a compact observation (Worker.ObserveCompact),
+	// for NearbyAgents: the agents it would list, by rank into
+	// agentViews, the world's views of every agent at the decision point.
+	agentRefs  []AgentRef
+	agentViews []EntityView
+}
+
+// AgentRef is an agent listed by a compact observation: where its view is
+// in the world's shared views, and its distance.
+type AgentRef struct {
+	Rank     int32
+	Distance float64
+}
+
+// CompactAgents returns, for a compact observation (Worker.ObserveCompact),
+// the agents NearbyAgents would list, in order, and the views they index:
+// views[r.Rank] is the agent's view but for its distance (zero). They are
+// the world's until its next decision point: read them, do not modify
+// them. For any other observation both are nil.
+func (o *Observation) CompactAgents() (refs []AgentRef, views []EntityView) {
+	if o.agentViews == nil {
+		return nil, nil
+	}
+	return o.agentRefs, o.agentViews
+}
+
+// ExpandAgents makes a compact observation an ordinary one: NearbyAgents
+// lists the agents its references stand for. Call it before the world's
+// next decision point (World.PrepareCompactObserve); it does nothing to
+// any other observation.
+func (o *Observation) ExpandAgents() {
+	if o.agentViews == nil {
+		return
+	}
+	o.NearbyAgents = o.NearbyAgents[:0]
+	for _, r := range o.agentRefs {
+		v := o.agentViews[r.Rank]
+		v.Distance = r.Distance
+		o.NearbyAgents = append(o.NearbyAgents, v)
+	}
+	o.agentRefs, o.agentViews = o.agentRefs[:0], nil
 }
 
 // EntityView is one entity as an agent sees it. Name is the id tools take; Type is

@@ -332,6 +332,37 @@ func (w *World) obstaclesNear(p Vec3, r float64, dst []int32) []int32 {
 // lie nearer than the next tile's box. The answer is the one of testing every
 // agent (TestCrowdTilesAnswerAsEveryAgentTested).
 func (v *viewer) agents(dst []EntityView) ([]EntityView, int) {
+	keys, more := v.agentsInView(true)
+	w := v.w
+	for _, k := range keys {
+		dst = append(dst, w.agents[w.agentByRank[uint32(k)]].view(float64(k>>32)/100))
+	}
+	v.agentKeys = keys[:0]
+	return dst, more
+}
+
+// agentRefs is agents for a compact observation: the agents listed, as
+// references to the world's shared views.
+func (v *viewer) agentRefs(dst []AgentRef) ([]AgentRef, int) {
+	keys, more := v.agentsInView(false)
+	for _, k := range keys {
+		dst = append(dst, AgentRef{Rank: int32(uint32(k)), Distance: float64(k>>32) / 100})
+	}
+	v.agentKeys = keys[:0]
+	return dst, more
+}
+
+// view is another agent's view of a, at distance d.
+func (a *Agent) view(d float64) EntityView {
+	return EntityView{Name: a.ID, Type: "agent", Team: a.Team, Position: a.shown,
+		Distance: d, Health: round2(a.Health), Action: a.status.Status}
+}
+
+// agentsInView returns the keys (distance and rank) of the agents listed,
+// nearest first, and how many more are in view. The keys are v.agentKeys's
+// storage: done with them, the caller gives it back. With prefetch, it asks
+// for the lines of the listed agents that their views read.
+func (v *viewer) agentsInView(prefetching bool) ([]uint64, int) {
 	w := v.w
 	w.refreshAgentIndex()
 	g := w.agentIdx
@@ -399,7 +430,7 @@ func (v *viewer) agents(dst []EntityView) ([]EntityView, int) {
 		n = v.maxAgents
 		selectSmallest(keys, n)
 	}
-	if !w.noPrefetch && v.maxAgents > 0 {
+	if prefetching && !w.noPrefetch && v.maxAgents > 0 {
 		// The agents listed are scattered over the heap: ask for the
 		// lines their views read all at once, before the sort, rather
 		// than wait on each in turn below.
@@ -408,13 +439,8 @@ func (v *viewer) agents(dst []EntityView) ([]EntityView, int) {
 		}
 	}
 	slices.Sort(keys[:n])
-	for _, k := range keys[:n] {
-		o := w.agents[w.agentByRank[uint32(k)]]
-		dst = append(dst, EntityView{Name: o.ID, Type: "agent", Team: o.Team, Position: o.shown,
-			Distance: float64(k>>32) / 100, Health: round2(o.Health), Action: o.status.Status})
-	}
-	v.agentKeys, v.inView = keys[:0], inView[:0]
-	return dst, len(keys) - n + inViewN
+	v.agentKeys, v.inView = keys, inView[:0]
+	return keys[:n], len(keys) - n + inViewN
 }
 
 // agentKeysIn appends the keys of the agents of es in view of v (but its own).
@@ -629,13 +655,14 @@ func (w *World) Observe(a *Agent) *Observation {
 // and line of sight, its own inventory, messages and results. Call it on the
 // tick goroutine; Worker.ObserveInto builds observations on others.
 func (w *World) ObserveInto(a *Agent, obs *Observation) {
-	w.observeInto(a, obs, &w.observeScratch, true)
+	w.observeInto(a, obs, &w.observeScratch, true, false)
 }
 
 // observeInto builds the observation with sc as the viewer's scratch. With
 // components false it leaves out what reads the components (their sections,
-// objective progress and score): FinishObserve adds those.
-func (w *World) observeInto(a *Agent, obs *Observation, sc *observeScratch, components bool) {
+// objective progress and score): FinishObserve adds those. With compact, the
+// agents in view are references (Worker.ObserveCompact).
+func (w *World) observeInto(a *Agent, obs *Observation, sc *observeScratch, components, compact bool) {
 	obs.Tick = w.tick
 	obs.AgentID = a.ID
 	obs.Team = a.Team
@@ -665,6 +692,10 @@ func (w *World) observeInto(a *Agent, obs *Observation, sc *observeScratch, comp
 	obs.NearbyHazards = emptyViews(obs.NearbyHazards)
 	obs.NearbyAgents = emptyViews(obs.NearbyAgents)
 	obs.NearbyAgentsMore = 0
+	obs.agentRefs, obs.agentViews = obs.agentRefs[:0], nil
+	if compact {
+		obs.agentViews = w.agentViews
+	}
 	obs.NearbyObstacles = emptyViews(obs.NearbyObstacles)
 	obs.CapturePoints = obs.CapturePoints[:0]
 	obs.Teammates = obs.Teammates[:0]
@@ -674,7 +705,11 @@ func (w *World) observeInto(a *Agent, obs *Observation, sc *observeScratch, comp
 		obs.NearbyResources = v.resources(obs.NearbyResources)
 		obs.NearbyStations = v.stations(obs.NearbyStations)
 		obs.NearbyHazards = v.hazards(obs.NearbyHazards)
-		obs.NearbyAgents, obs.NearbyAgentsMore = v.agents(obs.NearbyAgents)
+		if compact {
+			obs.agentRefs, obs.NearbyAgentsMore = v.agentRefs(obs.agentRefs)
+		} else {
+			obs.NearbyAgents, obs.NearbyAgentsMore = v.agents(obs.NearbyAgents)
+		}
 		obs.NearbyObstacles = v.obstacles(obs.NearbyObstacles)
 		// Capture points are objectives: every agent always knows where they are.
 		all := viewer{w: w, self: a, radius: math.Inf(1)}

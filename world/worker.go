@@ -72,7 +72,32 @@ func (w *World) ObservesWhole() bool { return len(w.components) == 0 }
 // out their sections, objective progress and score: call FinishObserve for
 // those on the tick goroutine.
 func (k *Worker) ObserveInto(a *Agent, obs *Observation) {
-	k.w.observeInto(a, obs, &k.scratch, k.w.ObservesWhole())
+	k.w.observeInto(a, obs, &k.scratch, k.w.ObservesWhole(), false)
+}
+
+// ObserveCompact is ObserveInto for an observation that only a wire encoder
+// reads (a server's, sent to its client): NearbyAgents stays empty and
+// references into views of the agents that every observation of the
+// decision point shares stand for it (Observation.CompactAgents), so that
+// no agent's view is written or encoded once per agent that sees it.
+// ExpandAgents turns it into the ordinary observation. Call
+// World.PrepareCompactObserve after BeginObserve first.
+func (k *Worker) ObserveCompact(a *Agent, obs *Observation) {
+	k.w.observeInto(a, obs, &k.scratch, k.w.ObservesWhole(), true)
+}
+
+// PrepareCompactObserve builds the views of the agents that the compact
+// observations of this decision point share (Worker.ObserveCompact). Call
+// it on the tick goroutine after BeginObserve, and only after the compact
+// observations of the previous decision point that are still read were
+// expanded (Observation.ExpandAgents): it rebuilds those views in place.
+func (w *World) PrepareCompactObserve() {
+	if len(w.agentViews) != len(w.agentByRank) {
+		w.agentViews = make([]EntityView, len(w.agentByRank))
+	}
+	for r, i := range w.agentByRank {
+		w.agentViews[r] = w.agents[i].view(0)
+	}
 }
 
 // PlanMove plans ahead, without changing the world, the path that MoveTo(a,
