@@ -515,7 +515,9 @@ func BenchmarkEncodeObservation(b *testing.B) {
 // and resources: the density of `arena bench --ipc --agents 1000`, where
 // each observation lists 16 agents and most of its bytes are entities in
 // view. Over IPC at that density encoding is what binds the ratio to the
-// echo (docs/performance.md, session 31); ns/obs is the figure to compare.
+// echo (docs/performance.md, session 31); ns/obs is the figure to compare,
+// for whole observations and for compact ones (session 32), which a
+// lockstep server encodes.
 func BenchmarkEncodeCrowdedObservations(b *testing.B) {
 	cfg := world.Config{Name: "crowd", Seed: 1, TickRate: 10, CellSize: 0.5,
 		Bounds: world.Bounds{MinX: -50, MinZ: -50, MaxX: 50, MaxZ: 50}, Rules: world.Rules{PerceptionRadius: 10}}
@@ -535,32 +537,48 @@ func BenchmarkEncodeCrowdedObservations(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	obs := make([]*world.Observation, 0, len(w.Agents()))
+	// Whole observations, as in-process controllers get them, and compact
+	// ones, as a lockstep server builds them for its remote agents.
+	w.BeginObserve()
+	w.PrepareCompactObserve()
+	k := w.NewWorker()
+	whole := make([]*world.Observation, 0, len(w.Agents()))
+	compact := make([]*world.Observation, 0, len(w.Agents()))
 	for _, a := range w.Agents() {
-		obs = append(obs, w.Observe(a))
+		whole = append(whole, w.Observe(a))
+		o := &world.Observation{}
+		k.ObserveCompact(a, o)
+		compact = append(compact, o)
 	}
-	if mid := obs[16*32+16]; len(mid.NearbyAgents) != world.DefaultMaxNearbyAgents || mid.NearbyAgentsMore == 0 {
+	if mid := whole[16*32+16]; len(mid.NearbyAgents) != world.DefaultMaxNearbyAgents || mid.NearbyAgentsMore == 0 {
 		b.Fatalf("an agent in the middle lists %d agents and %d more: no crowd", len(mid.NearbyAgents), mid.NearbyAgentsMore)
 	}
 	c, err := NewCodec(Limits{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	var sh SharedEncodings
-	b.ReportAllocs()
-	for b.Loop() {
-		sh.Reset() // a decision point
-		for _, o := range obs {
-			f, err := c.marshalObservation(&ObservationMsg{Type: "observation", Tick: o.Tick, Observation: o, OmitAgentIDs: true, Shared: &sh})
-			if err != nil {
-				b.Fatal(err)
+	for _, obs := range []struct {
+		name string
+		list []*world.Observation
+	}{{"whole", whole}, {"compact", compact}} {
+		b.Run(obs.name, func(b *testing.B) {
+			var sh SharedEncodings
+			b.ReportAllocs()
+			for b.Loop() {
+				sh.Reset() // a decision point
+				for _, o := range obs.list {
+					f, err := c.marshalObservation(&ObservationMsg{Type: "observation", Tick: o.Tick, Observation: o, OmitAgentIDs: true, Shared: &sh})
+					if err != nil {
+						b.Fatal(err)
+					}
+					releaseFrame(f)
+				}
 			}
-			releaseFrame(f)
-		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(obs)), "ns/obs")
-	if sh.viewHits < 10*sh.viewMisses {
-		b.Fatalf("%d entities from a kept encoding, %d encoded anew: the crowd shares too little", sh.viewHits, sh.viewMisses)
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(obs.list)), "ns/obs")
+			if sh.viewHits < 10*sh.viewMisses {
+				b.Fatalf("%d entities from a kept encoding, %d encoded anew: the crowd shares too little", sh.viewHits, sh.viewMisses)
+			}
+		})
 	}
 }
 

@@ -85,6 +85,19 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
+// withDir gives o a new temporary folder for its sockets if it names none;
+// done removes it.
+func (o *Options) withDir() (done func(), err error) {
+	if o.Dir != "" {
+		return func() {}, nil
+	}
+	if o.Dir, err = os.MkdirTemp("", "arena-ipcbench"); err != nil {
+		return nil, err
+	}
+	dir := o.Dir
+	return func() { os.RemoveAll(dir) }, nil
+}
+
 // Stats are the figures of one run.
 type Stats struct {
 	Agents, Rounds int
@@ -143,14 +156,11 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 // called for it as for a lockstep run.
 func Repeat(ctx context.Context, opt Options, n int, profile func(pair int, lockstep bool) (start, stop func())) ([]*Result, error) {
 	opt = opt.withDefaults()
-	if opt.Dir == "" {
-		dir, err := os.MkdirTemp("", "arena-ipcbench")
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(dir)
-		opt.Dir = dir
+	done, err := opt.withDir()
+	if err != nil {
+		return nil, err
 	}
+	defer done()
 	with := func(pair int, lockstep bool) Options {
 		o := opt
 		if profile != nil {
@@ -354,14 +364,11 @@ func Scenario(n int, spacing float64) (*scenarios.Scenario, error) {
 // observation frame (header included), for Echo.
 func Lockstep(ctx context.Context, opt Options) (*Stats, [][]byte, error) {
 	opt = opt.withDefaults()
-	if opt.Dir == "" {
-		dir, err := os.MkdirTemp("", "arena-ipcbench")
-		if err != nil {
-			return nil, nil, err
-		}
-		defer os.RemoveAll(dir)
-		opt.Dir = dir
+	done, err := opt.withDir()
+	if err != nil {
+		return nil, nil, err
 	}
+	defer done()
 	sc, err := Scenario(opt.Agents, opt.Spacing)
 	if err != nil {
 		return nil, nil, err
@@ -411,14 +418,11 @@ func Echo(ctx context.Context, opt Options, frames [][]byte) (*Stats, error) {
 	if len(frames) != opt.Agents {
 		return nil, fmt.Errorf("echo: %d frames for %d agents", len(frames), opt.Agents)
 	}
-	if opt.Dir == "" {
-		dir, err := os.MkdirTemp("", "arena-ipcbench")
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(dir)
-		opt.Dir = dir
+	done, err := opt.withDir()
+	if err != nil {
+		return nil, err
 	}
+	defer done()
 	addr := "unix:" + filepath.Join(opt.Dir, "echo.sock")
 	l, err := ipc.Listen(ctx, addr)
 	if err != nil {

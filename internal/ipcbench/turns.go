@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 	"path/filepath"
 	"runtime/pprof"
 	"time"
@@ -40,14 +39,11 @@ func Turns(ctx context.Context, opt Options) (*Result, error) {
 	if opt.Turns <= 0 {
 		return nil, fmt.Errorf("turns: %d rounds a turn", opt.Turns)
 	}
-	if opt.Dir == "" {
-		dir, err := os.MkdirTemp("", "arena-ipcbench")
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(dir)
-		opt.Dir = dir
+	done, err := opt.withDir()
+	if err != nil {
+		return nil, err
 	}
+	defer done()
 	per := opt.Turns
 	turns := (opt.Rounds + per - 1) / per
 	opt.Rounds = turns * per
