@@ -2,6 +2,8 @@ package server_test
 
 import (
 	"context"
+	"fmt"
+	"github.com/arena-sim/arena/internal/ipcbench"
 	"log/slog"
 	"strings"
 	"testing"
@@ -395,4 +397,48 @@ func TestSpectatorInspectsAnAgent(t *testing.T) {
 	require.NotNil(t, lf.World)
 	require.Equal(t, "lockstep", lf.World.Mode)
 	require.Greater(t, lf.World.Perception, 0.0)
+}
+
+// TestACompactObservationIsResentAsSent: a lockstep server builds its
+// remote agents' observations compact (the agents in view as references,
+// see Server.Compact); one resent to a client that rejoins during the
+// decision point is the same observation, agents in view included.
+func TestACompactObservationIsResentAsSent(t *testing.T) {
+	sc, err := ipcbench.Scenario(6, 2) // six agents 2 units apart: each sees the others
+	require.NoError(t, err)
+	addr, _, cancel := startScenario(t, sc, server.Options{Seed: 1, Agents: 6, Ticks: 2, DecisionTimeout: 5 * time.Second})
+	defer cancel()
+	for i := 2; i <= 6; i++ { // they hold the decision point open
+		dial(t, addr).send(map[string]any{"type": "hello", "protocol": 1, "role": "agent", "agent": fmt.Sprintf("agent_%03d", i)})
+	}
+	first := dial(t, addr)
+	first.send(map[string]any{"type": "hello", "protocol": 1, "role": "agent", "agent": "agent_001"})
+	// The observation's bytes, as the server encoded them.
+	observation := func(c *client) cbor.RawMessage {
+		for {
+			m, raw := c.recv()
+			if m["type"] == "observation" {
+				var msg struct {
+					Observation cbor.RawMessage `cbor:"observation"`
+				}
+				require.NoError(t, cbor.Unmarshal(raw, &msg))
+				return msg.Observation
+			}
+		}
+	}
+	sent := observation(first)
+	var o world.Observation
+	require.NoError(t, cbor.Unmarshal(sent, &o))
+	require.Len(t, o.NearbyAgents, 5)
+	first.nc.Close()
+	var again *client
+	for try := 0; try < 100; try++ {
+		again = dial(t, addr)
+		again.send(map[string]any{"type": "hello", "protocol": 1, "role": "agent", "agent": "agent_001"})
+		if m, _ := again.recv(); m["type"] == "welcome" {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	require.Equal(t, sent, observation(again))
 }
