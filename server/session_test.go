@@ -442,3 +442,37 @@ func TestACompactObservationIsResentAsSent(t *testing.T) {
 	}
 	require.Equal(t, sent, observation(again))
 }
+
+// TestAnInspectedCompactObservationListsItsAgents: a spectator inspecting
+// an agent whose observations the server builds compact sees the agents
+// in view in the observation its frames carry.
+func TestAnInspectedCompactObservationListsItsAgents(t *testing.T) {
+	sc, err := ipcbench.Scenario(3, 2)
+	require.NoError(t, err)
+	addr, _, cancel := startScenario(t, sc, server.Options{Seed: 1, Agents: 3, Ticks: 6, DecisionTimeout: 5 * time.Second, SpectatorToken: "eye"})
+	defer cancel()
+	spec := dial(t, addr)
+	spec.send(map[string]any{"type": "hello", "protocol": 1, "role": "spectator", "token": "eye"})
+	spec.send(map[string]any{"type": "control", "command": "inspect", "agent": "agent_001"})
+	agents := make([]*client, 3)
+	for i := range agents {
+		agents[i] = dial(t, addr)
+		agents[i].send(map[string]any{"type": "hello", "protocol": 1, "role": "agent", "agent": fmt.Sprintf("agent_%03d", i+1)})
+	}
+	for tick := 0; tick < 3; tick++ {
+		for _, c := range agents {
+			got, o := c.observe()
+			require.Equal(t, tick, got)
+			require.Len(t, o.NearbyAgents, 2)
+			c.send(map[string]any{"type": "decision", "tick": tick, "tool": "idle"})
+		}
+	}
+	f := spec.nextFrame()
+	for f.Inspect == nil {
+		f = spec.nextFrame()
+	}
+	var seen world.Observation
+	require.NoError(t, cbor.Unmarshal(f.Inspect.Observation, &seen))
+	require.Equal(t, "agent_001", seen.AgentID)
+	require.Len(t, seen.NearbyAgents, 2)
+}
