@@ -307,7 +307,7 @@ func (cs byIndex) decide(ctx context.Context, obs []*world.Observation, decision
 // Observation is the agent's latest observation (for a dead agent, its
 // last one alive), or nil before its first and when it was not kept (see
 // KeepObservations). It may be compact (see CompactStreamer): call its
-// ExpandAgents before reading NearbyAgents. Call it on the runner's
+// Expand before reading its lists of entities in view. Call it on the runner's
 // goroutine (from OnTick, OnObserve or a Gatherer); the observation is
 // rebuilt at the next decision point.
 func (r *Runner) Observation(agentID string) *world.Observation { return r.obs[agentID] }

@@ -556,7 +556,7 @@ func (r *Runner) decideParallel(ctx context.Context, tick int) error {
 		// must not read the views rebuilt now.
 		for i, o := range p.obs {
 			if o != nil && (i >= n || obs[i] == nil) {
-				o.ExpandAgents()
+				o.Expand()
 			}
 		}
 		w.PrepareCompactObserve()

@@ -280,8 +280,11 @@ func (c *compactRecorder) Compact(i int) bool { return i%3 != 0 }
 // left as it is.
 func expanded(t *testing.T, o *world.Observation) string {
 	cp := *o
-	cp.NearbyAgents, cp.Events = slices.Clone(o.NearbyAgents), nil
-	cp.ExpandAgents()
+	cp.Events = nil
+	for _, l := range []*[]world.EntityView{&cp.NearbyAgents, &cp.NearbyResources, &cp.NearbyObstacles, &cp.NearbyHazards} {
+		*l = slices.Clone(*l) // o's lists are left as they are
+	}
+	cp.Expand()
 	b, err := json.Marshal(&cp)
 	require.NoError(t, err)
 	return string(b)
@@ -294,7 +297,7 @@ func (c *compactRecorder) Observed(tick, lo int, obs []*world.Observation) {
 			continue
 		}
 		a := w.Agents()[lo+k]
-		_, views := o.CompactAgents()
+		_, views := o.Compact(world.AgentsInView)
 		require.Equal(c.t, c.on && c.Compact(lo+k), views != nil, "tick %d, agent %d: compact as asked", tick, lo+k)
 		if views != nil {
 			c.compact++
@@ -316,9 +319,8 @@ func (c *compactRecorder) Gather(ctx context.Context, tick int, obs []*world.Obs
 			}
 			continue
 		}
-		cp := *obs[i]
-		cp.NearbyAgents = slices.Clone(obs[i].NearbyAgents)
-		cp.ExpandAgents()
+		var cp world.Observation
+		require.NoError(c.t, json.Unmarshal([]byte(expanded(c.t, obs[i])), &cp))
 		decisions[i] = c.ctrls[a.ID].Decide(ctx, &cp)
 	}
 	return nil

@@ -310,15 +310,21 @@ type SharedEncodings struct {
 	// viewHits and viewMisses count the entities encoded from a kept
 	// encoding and anew.
 	viewHits, viewMisses int
-	// agents are, by rank, the encodings of the agents' views that compact
-	// observations share (appendAgentRefs), valid when their gen is
-	// gen+1; agentsOf is where those views are.
-	agents   []agentEncoding
-	agentsOf *world.EntityView
+	// compact are, by list and index, the encodings of the views that
+	// compact observations share (appendRefs).
+	compact [world.ViewLists]refEncodings
 }
 
-// agentEncoding is an agent's view's encoding for compact observations.
-type agentEncoding struct {
+// refEncodings are the encodings of the views of one world.ViewList, each
+// valid when its gen is the SharedEncodings' gen+1; of is where the views
+// are.
+type refEncodings struct {
+	encs []refEncoding
+	of   *world.EntityView
+}
+
+// refEncoding is an entity's view's encoding for compact observations.
+type refEncoding struct {
 	enc   []byte
 	split int
 	gen   uint32
@@ -448,30 +454,31 @@ func (s *SharedEncodings) appendView(b []byte, vp *viewPlan, ptr unsafe.Pointer)
 	return append(b, e.enc[e.split:]...)
 }
 
-// compactAgents returns the references of the world.Observation v (at base
-// when addressable) if it is a compact one (see its CompactAgents).
-func compactAgents(v reflect.Value, base unsafe.Pointer) ([]world.AgentRef, []world.EntityView) {
+// compactRefs returns the references that stand for list l of the
+// world.Observation v (at base when addressable) if it is a compact one (see
+// its Compact).
+func compactRefs(v reflect.Value, base unsafe.Pointer, l world.ViewList) ([]world.EntityRef, []world.EntityView) {
 	if base != nil {
-		return (*world.Observation)(base).CompactAgents()
+		return (*world.Observation)(base).Compact(l)
 	}
 	o := v.Interface().(world.Observation)
-	return o.CompactAgents()
+	return o.Compact(l)
 }
 
-// appendAgentRefs appends the agents a compact observation lists, as the
-// list of their views would encode: each view's encoding is made once per
-// decision point (with s; else each time) and used by every observation
-// that lists the agent, with its own distance.
-func appendAgentRefs(b []byte, vp *viewPlan, refs []world.AgentRef, views []world.EntityView, s *SharedEncodings) []byte {
+// appendRefs appends the entities a compact observation lists in list l,
+// as the list of their views would encode: each view's encoding is made
+// once per decision point (with s; else each time) and used by every
+// observation that lists the entity, with its own distance.
+func appendRefs(b []byte, vp *viewPlan, l world.ViewList, refs []world.EntityRef, views []world.EntityView, s *SharedEncodings) []byte {
 	b = appendHead(b, 0x80, uint64(len(refs)))
 	var one []byte
 	for _, r := range refs {
 		var enc []byte
 		var split int
 		if s != nil {
-			enc, split = s.agentEncoding(vp, views, r.Rank)
+			enc, split = s.refEncoding(vp, l, views, r.Index)
 		} else {
-			one, split = vp.encodeSplit(one[:0], unsafe.Pointer(&views[r.Rank]))
+			one, split = vp.encodeSplit(one[:0], unsafe.Pointer(&views[r.Index]))
 			enc = one
 		}
 		b = append(b, enc[:split]...)
@@ -481,27 +488,35 @@ func appendAgentRefs(b []byte, vp *viewPlan, refs []world.AgentRef, views []worl
 	return b
 }
 
-// agentEncoding is the encoding of the agent's view at rank in views (the
-// world's shared views of a decision point), without its distance's value,
+// refEncoding is the encoding of the view at i in views (the world's shared
+// views of list l for a decision point), without its distance's value,
 // which goes at split: made on first use after a Reset.
-func (s *SharedEncodings) agentEncoding(vp *viewPlan, views []world.EntityView, rank int32) ([]byte, int) {
-	if s.agentsOf != &views[0] || len(s.agents) != len(views) {
+func (s *SharedEncodings) refEncoding(vp *viewPlan, l world.ViewList, views []world.EntityView, i int32) ([]byte, int) {
+	c := &s.compact[l]
+	if c.of != &views[0] || len(c.encs) != len(views) {
 		// Another world's views: forget every encoding.
-		s.agentsOf = &views[0]
-		s.agents = slices.Grow(s.agents[:0], len(views))[:len(views)]
-		for i := range s.agents {
-			s.agents[i].gen = 0
+		c.of = &views[0]
+		c.encs = slices.Grow(c.encs[:0], len(views))[:len(views)]
+		for k := range c.encs {
+			c.encs[k].gen = 0
 		}
 	}
-	e := &s.agents[rank]
+	e := &c.encs[i]
 	if e.gen != s.gen+1 {
-		e.enc, e.split = vp.encodeSplit(e.enc[:0], unsafe.Pointer(&views[rank]))
+		e.enc, e.split = vp.encodeSplit(e.enc[:0], unsafe.Pointer(&views[i]))
 		e.gen = s.gen + 1
 		s.viewMisses++
 	} else {
 		s.viewHits++
 	}
 	return e.enc, e.split
+}
+
+// compactLists are the fields of world.Observation that a compact one holds
+// as references, by their list.
+var compactLists = map[string]world.ViewList{
+	"nearby_agents": world.AgentsInView, "nearby_resources": world.ResourcesInView,
+	"nearby_obstacles": world.ObstaclesInView, "nearby_hazards": world.HazardsInView,
 }
 
 type sharedKey struct {
@@ -828,9 +843,11 @@ type structField struct {
 	direct directKind
 	offset uintptr
 	shared bool // a part observations share (sharedFields)
-	// compactAgents: world.Observation's nearby_agents, which a compact
-	// observation holds as references (appendAgentRefs).
-	compactAgents bool
+	// compact, for world.Observation's lists of entities in view, is
+	// the list a compact observation holds as references (appendRefs),
+	// and compactList whether it is one.
+	compact     world.ViewList
+	compactList bool
 }
 
 // directKind is how a field of a plain kind is read in place.
@@ -1022,9 +1039,10 @@ func (e *fastEncoder) compileStruct(p *plan, t reflect.Type, building map[reflec
 		key := append(appendHead(nil, 0x60, uint64(len(name))), name...)
 		shared := sharedFields[t][name] &&
 			(f.Type.Kind() == reflect.Map || f.Type.Kind() == reflect.Pointer)
+		list, compact := compactLists[name]
 		fields = append(fields, structField{index: i, key: key, plan: fp, omitEmpty: omitEmpty,
 			direct: directOf(f.Type, fp), offset: f.Offset, n: arrayLen(f.Type), shared: shared,
-			compactAgents: t == reflect.TypeFor[world.Observation]() && name == "nearby_agents" && fp.listViews != nil})
+			compact: list, compactList: compact && t == reflect.TypeFor[world.Observation]() && fp.listViews != nil})
 	}
 	if len(fields) > 64 {
 		p.fn, p.delegated = e.delegate, true
@@ -1087,9 +1105,9 @@ func (e *fastEncoder) compileStruct(p *plan, t reflect.Type, building map[reflec
 			}
 			f := &fields[i]
 			b = append(b, f.key...)
-			if f.compactAgents {
-				if refs, views := compactAgents(v, base); views != nil {
-					b = appendAgentRefs(b, f.plan.listViews, refs, views, sh)
+			if f.compactList {
+				if refs, views := compactRefs(v, base, f.compact); views != nil {
+					b = appendRefs(b, f.plan.listViews, f.compact, refs, views, sh)
 					continue
 				}
 			}

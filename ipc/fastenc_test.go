@@ -833,8 +833,9 @@ func TestSharedEncodingsOfEntitiesCompareEveryField(t *testing.T) {
 // TestCompactObservationsEncodeAsExpanded: a compact observation
 // (world.Worker.ObserveCompact) encodes to the bytes of the ordinary one,
 // with a SharedEncodings over several decision points (agents walking, one
-// hurt, teams), without one, and embedded (observation_cbor), and the
-// shared encoding of each agent's view is made once per decision point.
+// hurt, teams, resources, trees and mud in view), without one, and
+// embedded (observation_cbor), and the shared encoding of each entity's
+// view is made once per decision point.
 func TestCompactObservationsEncodeAsExpanded(t *testing.T) {
 	cfg := world.Config{Name: "crowd", Seed: 1, TickRate: 10, CellSize: 0.5,
 		Bounds: world.Bounds{MinX: -20, MinZ: -20, MaxX: 20, MaxZ: 20}, Rules: world.Rules{PerceptionRadius: 6, MaxNearbyAgents: 5}}
@@ -845,6 +846,12 @@ func TestCompactObservationsEncodeAsExpanded(t *testing.T) {
 		}
 		cfg.Agents = append(cfg.Agents, a)
 	}
+	for i := range 8 {
+		x, z := 3*float64(i%4)-5, 4*float64(i/4)-2
+		cfg.Obstacles = append(cfg.Obstacles, world.ObstacleSpec{Name: fmt.Sprintf("T%d", i), ObstacleType: "tree", X: x + 0.7, Z: z + 0.7, Radius: 0.3})
+		cfg.Resources = append(cfg.Resources, world.ResourceSpec{Name: fmt.Sprintf("R%d", i), ResourceType: "berry", X: x - 0.7, Z: z - 0.7, Amount: 2})
+	}
+	cfg.Hazards = append(cfg.Hazards, world.HazardSpec{Name: "Mud", HazardType: "mud", X: 0, Z: 9, Radius: 1.5})
 	w, err := world.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -864,7 +871,7 @@ func TestCompactObservationsEncodeAsExpanded(t *testing.T) {
 	k := w.NewWorker()
 	kept := make([]world.Observation, len(w.Agents()))
 	var sh, shFull SharedEncodings
-	listed := 0
+	var listed [world.ViewLists]int
 	for point := range 4 {
 		w.BeginObserve()
 		w.PrepareCompactObserve()
@@ -873,8 +880,10 @@ func TestCompactObservationsEncodeAsExpanded(t *testing.T) {
 			o := &kept[i]
 			k.ObserveCompact(a, o)
 			full := w.Observe(a)
-			refs, _ := o.CompactAgents()
-			listed += len(refs)
+			for l := range world.ViewLists {
+				refs, _ := o.Compact(l)
+				listed[l] += len(refs)
+			}
 			want := encode(full, &shFull, false)
 			if got := encode(o, &sh, false); !bytes.Equal(got, want) {
 				t.Fatalf("decision point %d, %s: compact %x\nordinary %x", point, a.ID, got, want)
@@ -886,10 +895,10 @@ func TestCompactObservationsEncodeAsExpanded(t *testing.T) {
 				t.Fatalf("decision point %d, %s: compact embedded differs", point, a.ID)
 			}
 		}
-		// Each agent's view once as listed, and once more as a teammate
-		// (teammates are ordinary views) for the 20 of team red.
-		if made := sh.viewMisses - misses; made > len(w.Agents())+20 {
-			t.Fatalf("decision point %d: %d views encoded anew for %d agents", point, made, len(w.Agents()))
+		// Each entity's view once as listed, and each agent's once more as
+		// a teammate (teammates are ordinary views) for the 20 of team red.
+		if made, most := sh.viewMisses-misses, len(w.Agents())+20+8+8+1; made > most {
+			t.Fatalf("decision point %d: %d views encoded anew, at most %d expected", point, made, most)
 		}
 		sh.Reset()
 		shFull.Reset()
@@ -903,7 +912,9 @@ func TestCompactObservationsEncodeAsExpanded(t *testing.T) {
 		w.Step()
 		w.Step()
 	}
-	if listed == 0 {
-		t.Fatal("no agent in view")
+	for l, n := range listed {
+		if n == 0 {
+			t.Fatalf("list %d never in view", l)
+		}
 	}
 }

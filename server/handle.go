@@ -456,7 +456,7 @@ func (s *Server) sendFrame(sess *session, f ipc.Frame) {
 	if sess.inspect != "" && s.runner != nil {
 		o := s.runner.Observation(sess.inspect)
 		if o != nil {
-			o.ExpandAgents() // a compact one (Compact)
+			o.Expand() // a compact one (Compact)
 		}
 		f.Inspect = ipc.Inspection(sess.inspect, o)
 	}

@@ -128,7 +128,7 @@ type slot struct {
 func (sl *slot) observationMsg(tick int, o *world.Observation) ipc.ObservationMsg {
 	msg := ipc.ObservationMsg{Type: "observation", Tick: tick, Observation: o, Embed: sl.embed}
 	if sl.arrays != nil {
-		o.ExpandAgents() // the arrays read NearbyAgents (see Compact)
+		o.Expand() // the arrays read the lists in view (see Compact)
 		sl.arrays.Encode(o, &sl.arr)
 		msg.Arrays = &sl.arr
 	}
@@ -697,7 +697,7 @@ func (s *Server) Observed(tick, lo int, obs []*world.Observation) {
 // Compact implements engine.CompactStreamer. In lockstep, nothing but the
 // encoder reads a remote agent's observation until the next decision point
 // (it is resent only while the decision point lasts), so it is built
-// compact unless the session asked for arrays (which read the agents in
+// compact unless the session asked for arrays (which read the entities in
 // view; a layout sent later expands it: observationMsg) or a bot plays the
 // agent. A spectator that inspects it gets it expanded (sendFrame). In
 // realtime the world may move on before a resend: observations are whole.

@@ -265,9 +265,10 @@ func TestCrowdTilesAnswerAsEveryAgentTested(t *testing.T) {
 }
 
 // TestCompactObservationsExpandToTheFullOnes: a compact observation
-// (Worker.ObserveCompact) refers to the agents an ordinary one lists, and
-// expanded it is that observation, in crowds with dead and moved agents,
-// with one Observation reused in both ways over decision points.
+// (Worker.ObserveCompact) refers to the agents, resources, obstacles and
+// hazards an ordinary one lists, and expanded it is that observation, in
+// crowds with dead and moved agents, resources collected and renewed, with
+// one Observation reused in both ways over decision points.
 func TestCompactObservationsExpandToTheFullOnes(t *testing.T) {
 	for seed := uint64(1); seed <= 4; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 12))
@@ -275,7 +276,9 @@ func TestCompactObservationsExpandToTheFullOnes(t *testing.T) {
 			Rules: Rules{MaxNearbyAgents: []int{1, 5, 16, 200}[seed%4]}}
 		for i := 0; i < 6; i++ {
 			cfg.Obstacles = append(cfg.Obstacles, ObstacleSpec{Name: fmt.Sprintf("T%d", i), X: rng.Float64()*26 - 13, Z: rng.Float64()*26 - 13, Radius: 0.4 + rng.Float64()})
+			cfg.Resources = append(cfg.Resources, ResourceSpec{Name: fmt.Sprintf("R%d", i), ResourceType: "berry", X: rng.Float64()*26 - 13, Z: rng.Float64()*26 - 13, Amount: 3})
 		}
+		cfg.Hazards = append(cfg.Hazards, HazardSpec{Name: "Mud", HazardType: "mud", X: 2, Z: -3, Radius: 2})
 		for i := 0; i < 80; i++ {
 			cfg.Agents = append(cfg.Agents, AgentSpec{ID: fmt.Sprintf("%c%d", 'z'-rune(rng.IntN(26)), i), X: float64(rng.IntN(27) - 13), Z: float64(rng.IntN(27) - 13)})
 		}
@@ -283,9 +286,10 @@ func TestCompactObservationsExpandToTheFullOnes(t *testing.T) {
 		require.NoError(t, err)
 		k := w.NewWorker()
 		var reused Observation
-		listed := 0
+		listed := [ViewLists]int{}
 		for round := range 4 {
 			stirAgents(w, rng, 17+round, 3, 28, 28)
+			w.resources[round].Amount-- // what a view shows changes
 			w.BeginObserve()
 			w.PrepareCompactObserve()
 			for i, a := range w.agents {
@@ -295,30 +299,36 @@ func TestCompactObservationsExpandToTheFullOnes(t *testing.T) {
 				full := w.Observe(a)
 				if (i+round)%3 == 0 {
 					k.ObserveInto(a, &reused) // an ordinary one in between
-					refs, views := reused.CompactAgents()
-					require.Nil(t, refs)
-					require.Nil(t, views)
+					for l := range ViewLists {
+						refs, views := reused.Compact(l)
+						require.Nil(t, refs)
+						require.Nil(t, views)
+					}
 				}
 				k.ObserveCompact(a, &reused)
-				require.Empty(t, reused.NearbyAgents)
-				refs, views := reused.CompactAgents()
-				require.Len(t, refs, len(full.NearbyAgents))
-				for j, r := range refs {
-					v := views[r.Rank]
-					v.Distance = r.Distance
-					require.Equal(t, full.NearbyAgents[j], v)
+				for l, list := range full.lists() {
+					require.Empty(t, *reused.lists()[l])
+					refs, views := reused.Compact(ViewList(l))
+					require.Len(t, refs, len(*list))
+					for j, r := range refs {
+						v := views[r.Index]
+						v.Distance = r.Distance
+						require.Equal(t, (*list)[j], v)
+					}
+					listed[l] += len(refs)
 				}
-				listed += len(refs)
-				reused.ExpandAgents()
+				reused.Expand()
 				want, err := json.Marshal(full)
 				require.NoError(t, err)
 				got, err := json.Marshal(&reused)
 				require.NoError(t, err)
 				require.JSONEq(t, string(want), string(got), "seed %d, round %d, %s", seed, round, a.ID)
-				refs, _ = reused.CompactAgents()
+				refs, _ := reused.Compact(AgentsInView)
 				require.Nil(t, refs, "expanded, it is an ordinary observation")
 			}
 		}
-		require.Positive(t, listed, "seed %d: no agent in view", seed)
+		for l, n := range listed {
+			require.Positive(t, n, "seed %d: list %d never in view", seed, l)
+		}
 	}
 }

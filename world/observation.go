@@ -52,47 +52,75 @@ type Observation struct {
 	VariablesText string         `json:"variables_text,omitempty"`
 
 	lastResult ActionResult // storage behind LastActionResult
-	// agentRefs stand, in a compact observation (Worker.ObserveCompact),
-	// for NearbyAgents: the agents it would list, by rank into
-	// agentViews, the world's views of every agent at the decision point.
-	agentRefs  []AgentRef
-	agentViews []EntityView
+	// compact holds, in a compact observation (Worker.ObserveCompact), the
+	// lists of entities in view that references stand for.
+	compact    [ViewLists]compactList
+	hasCompact bool
 }
 
-// AgentRef is an agent listed by a compact observation: where its view is
+// compactList is a list of entities in view as references into views of
+// the entities that the compact observations of a decision point share.
+type compactList struct {
+	refs  []EntityRef
+	views []EntityView
+}
+
+// ViewList names a list of entities in view that a compact observation
+// holds as references (Observation.Compact).
+type ViewList uint8
+
+const (
+	AgentsInView    ViewList = iota // NearbyAgents; views by the agents' rank in the order of ids
+	ResourcesInView                 // NearbyResources; views by the resources' index
+	ObstaclesInView                 // NearbyObstacles; views by the obstacles' index
+	HazardsInView                   // NearbyHazards; views by the hazards' index
+	ViewLists                       // how many there are
+)
+
+// EntityRef is an entity listed by a compact observation: where its view is
 // in the world's shared views, and its distance.
-type AgentRef struct {
-	Rank     int32
+type EntityRef struct {
+	Index    int32
 	Distance float64
 }
 
-// CompactAgents returns, for a compact observation (Worker.ObserveCompact),
-// the agents NearbyAgents would list, in order, and the views they index:
-// views[r.Rank] is the agent's view but for its distance (zero). They are
-// the world's until its next decision point: read them, do not modify
-// them. For any other observation both are nil.
-func (o *Observation) CompactAgents() (refs []AgentRef, views []EntityView) {
-	if o.agentViews == nil {
+// Compact returns, for a compact observation (Worker.ObserveCompact), the
+// entities the list l would hold, in order, and the views they index:
+// views[r.Index] is the entity's view but for its distance (zero). The
+// views are the world's until its next decision point: read them, do not
+// modify them. For any other observation both are nil.
+func (o *Observation) Compact(l ViewList) (refs []EntityRef, views []EntityView) {
+	c := &o.compact[l]
+	if c.views == nil {
 		return nil, nil
 	}
-	return o.agentRefs, o.agentViews
+	return c.refs, c.views
 }
 
-// ExpandAgents makes a compact observation an ordinary one: NearbyAgents
-// lists the agents its references stand for. Call it before the world's
-// next decision point (World.PrepareCompactObserve); it does nothing to
-// any other observation.
-func (o *Observation) ExpandAgents() {
-	if o.agentViews == nil {
+// Expand makes a compact observation an ordinary one: its lists of
+// entities in view hold the views its references stand for. Call it
+// before the world's next decision point (World.PrepareCompactObserve); it
+// does nothing to any other observation.
+func (o *Observation) Expand() {
+	if !o.hasCompact {
 		return
 	}
-	o.NearbyAgents = o.NearbyAgents[:0]
-	for _, r := range o.agentRefs {
-		v := o.agentViews[r.Rank]
-		v.Distance = r.Distance
-		o.NearbyAgents = append(o.NearbyAgents, v)
+	for l, list := range o.lists() {
+		c := &o.compact[l]
+		*list = (*list)[:0]
+		for _, r := range c.refs {
+			v := c.views[r.Index]
+			v.Distance = r.Distance
+			*list = append(*list, v)
+		}
+		c.refs, c.views = c.refs[:0], nil
 	}
-	o.agentRefs, o.agentViews = o.agentRefs[:0], nil
+	o.hasCompact = false
+}
+
+// lists are the observation's lists that ViewList names, in its order.
+func (o *Observation) lists() [ViewLists]*[]EntityView {
+	return [ViewLists]*[]EntityView{&o.NearbyAgents, &o.NearbyResources, &o.NearbyObstacles, &o.NearbyHazards}
 }
 
 // EntityView is one entity as an agent sees it. Name is the id tools take; Type is

@@ -25,6 +25,20 @@ type viewer struct {
 	agentKeys []uint64
 	// inView is the tiles taken in view whole (see agents).
 	inView []uint64
+	// refs, when set (a compact observation), gets the lists that
+	// ViewList names as references instead of views.
+	refs *[ViewLists]compactList
+}
+
+// listed appends the entity at index i of list l, at distance d: to dst as
+// the view view makes, or, in a compact observation, to its references.
+func (v *viewer) listed(dst []EntityView, l ViewList, i int, d float64, view func(d float64) EntityView) []EntityView {
+	if v.refs != nil {
+		c := &v.refs[l]
+		c.refs = append(c.refs, EntityRef{Index: int32(i), Distance: d})
+		return dst
+	}
+	return append(dst, view(d))
 }
 
 // observeScratch is the scratch of one goroutine's observations: one per
@@ -188,11 +202,15 @@ func (v *viewer) resources(dst []EntityView) []EntityView {
 		}
 	})
 	for _, c := range v.sorted() {
-		r := w.resources[c.idx]
-		dst = append(dst, EntityView{Name: r.Name, Type: "resource", ResourceType: r.ResourceType,
-			Position: r.shown, Distance: c.d, Amount: r.Amount})
+		dst = v.listed(dst, ResourcesInView, c.idx, c.d, w.resources[c.idx].view)
 	}
 	return dst
+}
+
+// view is an agent's view of r at distance d.
+func (r *Resource) view(d float64) EntityView {
+	return EntityView{Name: r.Name, Type: "resource", ResourceType: r.ResourceType,
+		Position: r.shown, Distance: d, Amount: r.Amount}
 }
 
 func (v *viewer) stations(dst []EntityView) []EntityView {
@@ -228,12 +246,16 @@ func (v *viewer) hazards(dst []EntityView) []EntityView {
 		v.add(d, h.Name, i)
 	})
 	for _, c := range v.sorted() {
-		h := w.hazards[c.idx]
-		dst = append(dst, EntityView{Name: h.Name, Type: "hazard", HazardType: h.HazardType,
-			Position: h.shown, Distance: c.d, Radius: h.Radius,
-			EntryDamage: h.EntryDamage, DamagePerSecond: h.DamagePerSecond})
+		dst = v.listed(dst, HazardsInView, c.idx, c.d, w.hazards[c.idx].view)
 	}
 	return dst
+}
+
+// view is an agent's view of h at distance d.
+func (h *Hazard) view(d float64) EntityView {
+	return EntityView{Name: h.Name, Type: "hazard", HazardType: h.HazardType,
+		Position: h.shown, Distance: d, Radius: h.Radius,
+		EntryDamage: h.EntryDamage, DamagePerSecond: h.DamagePerSecond}
 }
 
 func (v *viewer) obstacles(dst []EntityView) []EntityView {
@@ -275,11 +297,15 @@ func (v *viewer) obstacles(dst []EntityView) []EntityView {
 		}
 	}
 	for _, c := range v.sorted() {
-		o := w.obstacles[c.idx]
-		dst = append(dst, EntityView{Name: o.Name, Type: "obstacle", ObstacleType: o.ObstacleType,
-			Position: o.shown, Distance: c.d, Radius: o.shownExtent})
+		dst = v.listed(dst, ObstaclesInView, c.idx, c.d, w.obstacles[c.idx].view)
 	}
 	return dst
+}
+
+// view is an agent's view of o at distance d.
+func (o *Obstacle) view(d float64) EntityView {
+	return EntityView{Name: o.Name, Type: "obstacle", ObstacleType: o.ObstacleType,
+		Position: o.shown, Distance: d, Radius: o.shownExtent}
 }
 
 // obstacleGeo is where an obstacle stands on the ground and its extent
@@ -332,21 +358,12 @@ func (w *World) obstaclesNear(p Vec3, r float64, dst []int32) []int32 {
 // lie nearer than the next tile's box. The answer is the one of testing every
 // agent (TestCrowdTilesAnswerAsEveryAgentTested).
 func (v *viewer) agents(dst []EntityView) ([]EntityView, int) {
-	keys, more := v.agentsInView(true)
+	// A compact observation reads none of the agents listed.
+	keys, more := v.agentsInView(v.refs == nil)
 	w := v.w
 	for _, k := range keys {
-		dst = append(dst, w.agents[w.agentByRank[uint32(k)]].view(float64(k>>32)/100))
-	}
-	v.agentKeys = keys[:0]
-	return dst, more
-}
-
-// agentRefs is agents for a compact observation: the agents listed, as
-// references to the world's shared views.
-func (v *viewer) agentRefs(dst []AgentRef) ([]AgentRef, int) {
-	keys, more := v.agentsInView(false)
-	for _, k := range keys {
-		dst = append(dst, AgentRef{Rank: int32(uint32(k)), Distance: float64(k>>32) / 100})
+		rank := int(uint32(k))
+		dst = v.listed(dst, AgentsInView, rank, float64(k>>32)/100, w.agents[w.agentByRank[rank]].view)
 	}
 	v.agentKeys = keys[:0]
 	return dst, more
@@ -692,9 +709,13 @@ func (w *World) observeInto(a *Agent, obs *Observation, sc *observeScratch, comp
 	obs.NearbyHazards = emptyViews(obs.NearbyHazards)
 	obs.NearbyAgents = emptyViews(obs.NearbyAgents)
 	obs.NearbyAgentsMore = 0
-	obs.agentRefs, obs.agentViews = obs.agentRefs[:0], nil
-	if compact {
-		obs.agentViews = w.agentViews
+	obs.hasCompact = compact
+	for l := range obs.compact {
+		c := &obs.compact[l]
+		c.refs, c.views = c.refs[:0], nil
+		if compact {
+			c.views = w.compactViews[l]
+		}
 	}
 	obs.NearbyObstacles = emptyViews(obs.NearbyObstacles)
 	obs.CapturePoints = obs.CapturePoints[:0]
@@ -702,14 +723,13 @@ func (w *World) observeInto(a *Agent, obs *Observation, sc *observeScratch, comp
 	if a.Alive {
 		v := viewer{w: w, self: a, radius: w.rules.PerceptionRadius, sight: true, cands: sc.cands[:0],
 			maxAgents: w.rules.MaxNearbyAgents, agentKeys: sc.agentKeys[:0], inView: sc.inView[:0]}
+		if compact {
+			v.refs = &obs.compact
+		}
 		obs.NearbyResources = v.resources(obs.NearbyResources)
 		obs.NearbyStations = v.stations(obs.NearbyStations)
 		obs.NearbyHazards = v.hazards(obs.NearbyHazards)
-		if compact {
-			obs.agentRefs, obs.NearbyAgentsMore = v.agentRefs(obs.agentRefs)
-		} else {
-			obs.NearbyAgents, obs.NearbyAgentsMore = v.agents(obs.NearbyAgents)
-		}
+		obs.NearbyAgents, obs.NearbyAgentsMore = v.agents(obs.NearbyAgents)
 		obs.NearbyObstacles = v.obstacles(obs.NearbyObstacles)
 		// Capture points are objectives: every agent always knows where they are.
 		all := viewer{w: w, self: a, radius: math.Inf(1)}

@@ -76,28 +76,36 @@ func (k *Worker) ObserveInto(a *Agent, obs *Observation) {
 }
 
 // ObserveCompact is ObserveInto for an observation that only a wire encoder
-// reads (a server's, sent to its client): NearbyAgents stays empty and
-// references into views of the agents that every observation of the
-// decision point shares stand for it (Observation.CompactAgents), so that
-// no agent's view is written or encoded once per agent that sees it.
-// ExpandAgents turns it into the ordinary observation. Call
-// World.PrepareCompactObserve after BeginObserve first.
+// reads (a server's, sent to its client): its lists of agents, resources,
+// obstacles and hazards in view stay empty, and references into views of
+// those entities that every observation of the decision point shares stand
+// for them (Observation.Compact), so that no entity's view is written or
+// encoded once per agent that sees it. Expand turns it into the ordinary
+// observation. (Stations are listed whole: whether one is in use depends on
+// who looks.) Call World.PrepareCompactObserve after BeginObserve first.
 func (k *Worker) ObserveCompact(a *Agent, obs *Observation) {
 	k.w.observeInto(a, obs, &k.scratch, k.w.ObservesWhole(), true)
 }
 
-// PrepareCompactObserve builds the views of the agents that the compact
+// PrepareCompactObserve builds the views of the entities that the compact
 // observations of this decision point share (Worker.ObserveCompact). Call
 // it on the tick goroutine after BeginObserve, and only after the compact
 // observations of the previous decision point that are still read were
-// expanded (Observation.ExpandAgents): it rebuilds those views in place.
+// expanded (Observation.Expand): it rebuilds those views in place.
 func (w *World) PrepareCompactObserve() {
-	if len(w.agentViews) != len(w.agentByRank) {
-		w.agentViews = make([]EntityView, len(w.agentByRank))
+	v := &w.compactViews
+	fill := func(l ViewList, n int, view func(i int) EntityView) {
+		if len(v[l]) != n {
+			v[l] = make([]EntityView, n)
+		}
+		for i := range n {
+			v[l][i] = view(i)
+		}
 	}
-	for r, i := range w.agentByRank {
-		w.agentViews[r] = w.agents[i].view(0)
-	}
+	fill(AgentsInView, len(w.agentByRank), func(r int) EntityView { return w.agents[w.agentByRank[r]].view(0) })
+	fill(ResourcesInView, len(w.resources), func(i int) EntityView { return w.resources[i].view(0) })
+	fill(ObstaclesInView, len(w.obstacles), func(i int) EntityView { return w.obstacles[i].view(0) })
+	fill(HazardsInView, len(w.hazards), func(i int) EntityView { return w.hazards[i].view(0) })
 }
 
 // PlanMove plans ahead, without changing the world, the path that MoveTo(a,

@@ -74,9 +74,9 @@ type World struct {
 	respawnDue     []int32
 	agentByRank    []int32 // agent indices in the order of ids
 	agentRank      []int32 // by agent index: its rank in the order of ids
-	// agentViews are, by rank, the views of the agents that the compact
+	// compactViews are the views of the entities that the compact
 	// observations of a decision point share (PrepareCompactObserve).
-	agentViews    []EntityView
+	compactViews  [ViewLists][]EntityView
 	metricNames   []string
 	required      []requiredMetric // the required metrics but time, in metricNames' order
 	objectiveView Objective        // what observations show
