@@ -30,15 +30,16 @@ type viewer struct {
 	refs *[ViewLists]compactList
 }
 
-// listed appends the entity at index i of list l, at distance d: to dst as
-// the view view makes, or, in a compact observation, to its references.
-func (v *viewer) listed(dst []EntityView, l ViewList, i int, d float64, view func(d float64) EntityView) []EntityView {
-	if v.refs != nil {
-		c := &v.refs[l]
-		c.refs = append(c.refs, EntityRef{Index: int32(i), Distance: d})
-		return dst
+// ref lists, in a compact observation, the entity at index i of list l at
+// distance d, as a reference; it reports false for an ordinary observation,
+// whose caller appends the view itself.
+func (v *viewer) ref(l ViewList, i int, d float64) bool {
+	if v.refs == nil {
+		return false
 	}
-	return append(dst, view(d))
+	c := &v.refs[l]
+	c.refs = append(c.refs, EntityRef{Index: int32(i), Distance: d})
+	return true
 }
 
 // observeScratch is the scratch of one goroutine's observations: one per
@@ -202,7 +203,9 @@ func (v *viewer) resources(dst []EntityView) []EntityView {
 		}
 	})
 	for _, c := range v.sorted() {
-		dst = v.listed(dst, ResourcesInView, c.idx, c.d, w.resources[c.idx].view)
+		if !v.ref(ResourcesInView, c.idx, c.d) {
+			dst = append(dst, w.resources[c.idx].view(c.d))
+		}
 	}
 	return dst
 }
@@ -246,7 +249,9 @@ func (v *viewer) hazards(dst []EntityView) []EntityView {
 		v.add(d, h.Name, i)
 	})
 	for _, c := range v.sorted() {
-		dst = v.listed(dst, HazardsInView, c.idx, c.d, w.hazards[c.idx].view)
+		if !v.ref(HazardsInView, c.idx, c.d) {
+			dst = append(dst, w.hazards[c.idx].view(c.d))
+		}
 	}
 	return dst
 }
@@ -297,7 +302,9 @@ func (v *viewer) obstacles(dst []EntityView) []EntityView {
 		}
 	}
 	for _, c := range v.sorted() {
-		dst = v.listed(dst, ObstaclesInView, c.idx, c.d, w.obstacles[c.idx].view)
+		if !v.ref(ObstaclesInView, c.idx, c.d) {
+			dst = append(dst, w.obstacles[c.idx].view(c.d))
+		}
 	}
 	return dst
 }
@@ -362,8 +369,10 @@ func (v *viewer) agents(dst []EntityView) ([]EntityView, int) {
 	keys, more := v.agentsInView(v.refs == nil)
 	w := v.w
 	for _, k := range keys {
-		rank := int(uint32(k))
-		dst = v.listed(dst, AgentsInView, rank, float64(k>>32)/100, w.agents[w.agentByRank[rank]].view)
+		rank, d := int(uint32(k)), float64(k>>32)/100
+		if !v.ref(AgentsInView, rank, d) {
+			dst = append(dst, w.agents[w.agentByRank[rank]].view(d))
+		}
 	}
 	v.agentKeys = keys[:0]
 	return dst, more
