@@ -53,9 +53,9 @@ type Observation struct {
 
 	lastResult ActionResult // storage behind LastActionResult
 	// compact holds, in a compact observation (Worker.ObserveCompact), the
-	// lists of entities in view that references stand for.
-	compact    [ViewLists]compactList
-	hasCompact bool
+	// lists of entities in view that references stand for; in any other,
+	// lists without views.
+	compact [ViewLists]compactList
 }
 
 // compactList is a list of entities in view as references into views of
@@ -102,7 +102,7 @@ func (o *Observation) Compact(l ViewList) (refs []EntityRef, views []EntityView)
 // before the world's next decision point (World.PrepareCompactObserve); it
 // does nothing to any other observation.
 func (o *Observation) Expand() {
-	if !o.hasCompact {
+	if o.compact[AgentsInView].views == nil { // every list has views, or none
 		return
 	}
 	for l, list := range o.lists() {
@@ -115,7 +115,6 @@ func (o *Observation) Expand() {
 		}
 		c.refs, c.views = c.refs[:0], nil
 	}
-	o.hasCompact = false
 }
 
 // lists are the observation's lists that ViewList names, in its order.

@@ -687,7 +687,7 @@ func (w *World) ObserveInto(a *Agent, obs *Observation) {
 // observeInto builds the observation with sc as the viewer's scratch. With
 // components false it leaves out what reads the components (their sections,
 // objective progress and score): FinishObserve adds those. With compact, the
-// agents in view are references (Worker.ObserveCompact).
+// lists that ViewList names are references (Worker.ObserveCompact).
 func (w *World) observeInto(a *Agent, obs *Observation, sc *observeScratch, components, compact bool) {
 	obs.Tick = w.tick
 	obs.AgentID = a.ID
@@ -718,7 +718,6 @@ func (w *World) observeInto(a *Agent, obs *Observation, sc *observeScratch, comp
 	obs.NearbyHazards = emptyViews(obs.NearbyHazards)
 	obs.NearbyAgents = emptyViews(obs.NearbyAgents)
 	obs.NearbyAgentsMore = 0
-	obs.hasCompact = compact
 	for l := range obs.compact {
 		c := &obs.compact[l]
 		c.refs, c.views = c.refs[:0], nil

@@ -94,18 +94,24 @@ func (k *Worker) ObserveCompact(a *Agent, obs *Observation) {
 // expanded (Observation.Expand): it rebuilds those views in place.
 func (w *World) PrepareCompactObserve() {
 	v := &w.compactViews
-	fill := func(l ViewList, n int, view func(i int) EntityView) {
-		if len(v[l]) != n {
+	// fill builds list l's n views; those that never change (obstacles and
+	// hazards are as New made them) only once.
+	fill := func(l ViewList, n int, changing bool, view func(i int) EntityView) {
+		built := v[l] != nil && len(v[l]) == n
+		if built && !changing {
+			return
+		}
+		if !built {
 			v[l] = make([]EntityView, n)
 		}
 		for i := range n {
 			v[l][i] = view(i)
 		}
 	}
-	fill(AgentsInView, len(w.agentByRank), func(r int) EntityView { return w.agents[w.agentByRank[r]].view(0) })
-	fill(ResourcesInView, len(w.resources), func(i int) EntityView { return w.resources[i].view(0) })
-	fill(ObstaclesInView, len(w.obstacles), func(i int) EntityView { return w.obstacles[i].view(0) })
-	fill(HazardsInView, len(w.hazards), func(i int) EntityView { return w.hazards[i].view(0) })
+	fill(AgentsInView, len(w.agentByRank), true, func(r int) EntityView { return w.agents[w.agentByRank[r]].view(0) })
+	fill(ResourcesInView, len(w.resources), true, func(i int) EntityView { return w.resources[i].view(0) })
+	fill(ObstaclesInView, len(w.obstacles), false, func(i int) EntityView { return w.obstacles[i].view(0) })
+	fill(HazardsInView, len(w.hazards), false, func(i int) EntityView { return w.hazards[i].view(0) })
 }
 
 // PlanMove plans ahead, without changing the world, the path that MoveTo(a,

@@ -74,22 +74,23 @@ type World struct {
 	respawnDue     []int32
 	agentByRank    []int32 // agent indices in the order of ids
 	agentRank      []int32 // by agent index: its rank in the order of ids
+	metricNames    []string
+	required       []requiredMetric // the required metrics but time, in metricNames' order
+	objectiveView  Objective        // what observations show
+	sightSums      []uint16         // summed-area table of the sight grid, modulo 2¹⁶
+	noPrefetch     bool             // SetPrefetch(false)
+	serialWalks    bool             // SetParallelWalks(false)
+	rosterIDs      []string
+	recipientBuf   []*Agent // scratch for message delivery
+	recipientIdx   []int32
+	walk           walkScratch // collision's scratch on the tick goroutine
+	grid           bodyGrid    // collision's broad phase
+	rosterDirty    bool
+	walks          walkPlan // a parallel step's plan (StepWith)
+
 	// compactViews are the views of the entities that the compact
 	// observations of a decision point share (PrepareCompactObserve).
-	compactViews  [ViewLists][]EntityView
-	metricNames   []string
-	required      []requiredMetric // the required metrics but time, in metricNames' order
-	objectiveView Objective        // what observations show
-	sightSums     []uint16         // summed-area table of the sight grid, modulo 2¹⁶
-	noPrefetch    bool             // SetPrefetch(false)
-	serialWalks   bool             // SetParallelWalks(false)
-	rosterIDs     []string
-	recipientBuf  []*Agent // scratch for message delivery
-	recipientIdx  []int32
-	walk          walkScratch // collision's scratch on the tick goroutine
-	grid          bodyGrid    // collision's broad phase
-	rosterDirty   bool
-	walks         walkPlan // a parallel step's plan (StepWith)
+	compactViews [ViewLists][]EntityView
 }
 
 type entityKind uint8

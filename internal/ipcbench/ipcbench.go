@@ -369,14 +369,9 @@ func Lockstep(ctx context.Context, opt Options) (*Stats, [][]byte, error) {
 		return nil, nil, err
 	}
 	defer done()
-	sc, err := Scenario(opt.Agents, opt.Spacing)
-	if err != nil {
-		return nil, nil, err
-	}
 	// Ticks 0..Rounds are decision points: the decisions of ticks 0..Rounds-1
 	// are measured; the last one only lets the episode end.
-	srv, err := server.New(server.Options{Scenario: sc, Seed: opt.Seed, Agents: opt.Agents, Mode: "lockstep",
-		Ticks: opt.Rounds + 1, DecisionTimeout: time.Minute, Log: slog.New(slog.DiscardHandler)})
+	srv, err := newServer(opt, opt.Rounds+1)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -408,6 +403,17 @@ func Lockstep(ctx context.Context, opt Options) (*Stats, [][]byte, error) {
 		frames[i] = c.lastObs
 	}
 	return st, frames, nil
+}
+
+// newServer is the benchmark's lockstep server: opt.Agents slots on the
+// benchmark's field (Scenario), for ticks ticks.
+func newServer(opt Options, ticks int) (*server.Server, error) {
+	sc, err := Scenario(opt.Agents, opt.Spacing)
+	if err != nil {
+		return nil, err
+	}
+	return server.New(server.Options{Scenario: sc, Seed: opt.Seed, Agents: opt.Agents, Mode: "lockstep",
+		Ticks: ticks, DecisionTimeout: time.Minute, Log: slog.New(slog.DiscardHandler)})
 }
 
 // Echo runs the bare echo: for opt.Rounds+1 rounds, a server writes frames[i]

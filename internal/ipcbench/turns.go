@@ -3,14 +3,12 @@ package ipcbench
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net"
 	"path/filepath"
 	"runtime/pprof"
 	"time"
 
 	"github.com/arena-sim/arena/ipc"
-	"github.com/arena-sim/arena/server"
 )
 
 // Turns measures the lockstep server and the echo in one run, taking turns
@@ -83,14 +81,9 @@ func Turns(ctx context.Context, opt Options) (*Result, error) {
 	}
 
 	lock := newSide("lockstep", opt.Agents, per, turns+2)
-	sc, err := Scenario(opt.Agents, opt.Spacing)
-	if err != nil {
-		return nil, err
-	}
 	// Observation 0, the warm-up turn, the measured turns, and one more
 	// decision point that only lets the episode end.
-	srv, err := server.New(server.Options{Scenario: sc, Seed: opt.Seed, Agents: opt.Agents, Mode: "lockstep",
-		Ticks: per + opt.Rounds + 1, DecisionTimeout: time.Minute, Log: slog.New(slog.DiscardHandler)})
+	srv, err := newServer(opt, per+opt.Rounds+1)
 	if err != nil {
 		return nil, err
 	}
@@ -165,9 +158,9 @@ func Turns(ctx context.Context, opt Options) (*Result, error) {
 type side struct {
 	name  string
 	fleet *fleet
-	// Its clients wait at the observations gates lists (ascending), until
-	// the gate's channel in release closes; each tells arrived.
-	gates   []int
+	// Its clients wait at observations 0, per, 2·per, … (one gate each),
+	// until the gate's channel in release closes; each tells arrived.
+	per     int
 	release []chan struct{}
 	next    int // the gate to open next
 	arrived chan struct{}
@@ -178,9 +171,8 @@ type side struct {
 // newSide is a side whose clients wait at observation 0 and every per
 // observations after it, count gates in all.
 func newSide(name string, agents, per, count int) *side {
-	s := &side{name: name, arrived: make(chan struct{}, agents)}
-	for i := range count {
-		s.gates = append(s.gates, i*per)
+	s := &side{name: name, per: per, arrived: make(chan struct{}, agents)}
+	for range count {
 		s.release = append(s.release, make(chan struct{}))
 	}
 	return s
@@ -207,18 +199,17 @@ func (s *side) connect(ctx context.Context, opt Options, addr string, warm int, 
 // wait holds a client that has read observation k until its gate opens, if
 // k is one.
 func (s *side) wait(ctx context.Context, k int) error {
-	for i, g := range s.gates {
-		if g == k {
-			s.arrived <- struct{}{}
-			select {
-			case <-s.release[i]:
-				return nil
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
+	i := k / s.per
+	if k%s.per != 0 || i >= len(s.release) {
+		return nil
 	}
-	return nil
+	s.arrived <- struct{}{}
+	select {
+	case <-s.release[i]:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // open opens the next gate.
