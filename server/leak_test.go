@@ -161,10 +161,15 @@ func adversary(ctx context.Context, addr, id string, seed uint64, spectate bool)
 	defer spec.nc.Close()
 	go func() { probed <- probe(spec, tr, spectate) }()
 	defer func() {
-		if !spectate {
-			if perr := <-probed; err == nil {
-				err = perr
-			}
+		if spectate {
+			// Its frames go on to the end of the game: stop reading them,
+			// and wait until the probe has stopped writing to tr.
+			spec.nc.Close()
+			<-probed
+			return
+		}
+		if perr := <-probed; err == nil {
+			err = perr
 		}
 	}()
 	c, err := connect(ctx, addr)
