@@ -241,16 +241,8 @@ func (m *resourceMemory) forget(name string) {
 }
 
 // add remembers a resource, if memory has room and it is not known yet.
-// The list's capacity, which lasts the run, grows as append's would but
-// never past maxKnown: append would take a list of 33 to 64, a third more
-// than it may ever hold.
 func (m *resourceMemory) add(v *world.EntityView) {
 	if len(m.known) < maxKnown && !m.knows(v.Name) {
-		if len(m.known) == cap(m.known) {
-			grown := make([]knownResource, len(m.known), min(max(2*cap(m.known), 4), maxKnown))
-			copy(grown, m.known)
-			m.known = grown
-		}
 		m.known = append(m.known, knownResource{v.Name, v.ResourceType, v.Position})
 	}
 }

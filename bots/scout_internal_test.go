@@ -83,29 +83,3 @@ func TestAvoidListForgetsWhatItNoLongerSkips(t *testing.T) {
 		require.True(t, l.avoided(fmt.Sprintf("r%d", tick), last), tick)
 	}
 }
-
-// TestResourceMemoryHoldsNoMoreThanItMay: a bot's memory of resources keeps
-// the order they were first seen, stops at maxKnown, and its list's
-// capacity (which lasts the run) never passes maxKnown, however often it
-// fills and empties.
-func TestResourceMemoryHoldsNoMoreThanItMay(t *testing.T) {
-	var m resourceMemory
-	view := func(i int) *world.EntityView {
-		return &world.EntityView{Name: fmt.Sprintf("R%d", i), Type: "resource", ResourceType: "berry", Position: world.Vec3{float64(i), 0, 0}}
-	}
-	for round := range 3 {
-		for i := range 2 * maxKnown {
-			m.add(view(round*1000 + i))
-			m.add(view(round*1000 + i)) // known: not added twice
-			require.LessOrEqual(t, cap(m.known), maxKnown, "round %d, resource %d", round, i)
-		}
-		require.Len(t, m.known, maxKnown)
-		for i, k := range m.known {
-			require.Equal(t, fmt.Sprintf("R%d", round*1000+i), k.name, "in the order first seen")
-		}
-		for i := range maxKnown {
-			m.forget(fmt.Sprintf("R%d", round*1000+i))
-		}
-		require.Empty(t, m.known)
-	}
-}
